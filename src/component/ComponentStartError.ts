@@ -1,0 +1,7 @@
+import { Schema } from "effect"
+
+/** A component could not be built or started (a sink unreachable at start is not this: it retries). */
+export class ComponentStartError extends Schema.TaggedError<ComponentStartError>()("ComponentStartError", {
+  component: Schema.String,
+  message: Schema.String,
+}) {}
