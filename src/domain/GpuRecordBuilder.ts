@@ -1,0 +1,88 @@
+import type { Gpu } from "./Gpu.ts"
+import { type GpuRecord, recordSchema } from "./GpuRecord.ts"
+import type { InventoryEventKind } from "./InventoryEvent.ts"
+import type { NodeReading } from "./NodeReading.ts"
+import { machineIdentity } from "./ProviderId.ts"
+import { recordId } from "./RecordId.ts"
+
+/** Where and when a reading was taken. */
+export interface ReadingContext {
+  readonly cluster: string
+  readonly node: string
+  readonly providerId?: string
+  /** `<namespace>/<pod>` of the device-plugin pod, or the file a capture was read from. */
+  readonly source: string
+  readonly time: Date
+}
+
+export interface PreviousLocation {
+  readonly node: string
+  readonly machine: string
+}
+
+/** Serials reported by more than one GPU of the reading (GB200 modules, K80 boards). */
+export const sharedSerials = (gpus: ReadonlyArray<Gpu>): ReadonlySet<string> => {
+  const seen = new Set<string>()
+  const shared = new Set<string>()
+  for (const gpu of gpus) {
+    if (gpu.serial === undefined) continue
+    if (seen.has(gpu.serial)) shared.add(gpu.serial)
+    seen.add(gpu.serial)
+  }
+  return shared
+}
+
+export const gpuRecord = (options: {
+  readonly gpu: Gpu
+  readonly reading: Pick<NodeReading, "driverVersion" | "cudaVersion">
+  readonly context: ReadingContext
+  readonly event: InventoryEventKind
+  readonly serialShared: boolean
+  readonly previous?: PreviousLocation
+}): GpuRecord => {
+  const { gpu, reading, context, event, previous } = options
+  const machine = machineIdentity(context.providerId).machine
+  const time = context.time.toISOString()
+  const providerId = context.providerId?.trim()
+  return {
+    schema: recordSchema,
+    event,
+    id: recordId({ cluster: context.cluster, uuid: gpu.uuid, event, node: context.node, machine, time }),
+    cluster: context.cluster,
+    node: context.node,
+    machine,
+    source: context.source,
+    chassis: gpu.platform?.chassisSerial ?? "",
+    gpu: gpu.serial ?? "",
+    time,
+    uuid: gpu.uuid,
+    index: gpu.index,
+    ...(gpu.product === undefined ? {} : { product: gpu.product }),
+    ...(gpu.pciBusId === undefined ? {} : { pciBusId: gpu.pciBusId }),
+    ...(gpu.moduleId === undefined ? {} : { moduleId: gpu.moduleId }),
+    ...(gpu.migMode === undefined ? {} : { migMode: gpu.migMode }),
+    ...(reading.driverVersion === undefined ? {} : { driverVersion: reading.driverVersion }),
+    ...(reading.cudaVersion === undefined ? {} : { cudaVersion: reading.cudaVersion }),
+    ...(providerId === undefined || providerId === "" ? {} : { providerId }),
+    serialShared: options.serialShared,
+    ...(previous === undefined ? {} : { previousNode: previous.node, previousMachine: previous.machine }),
+  }
+}
+
+/** One record per GPU of a reading, all with the same event (what `parse` prints: `observed`). */
+export const readingRecords = (
+  reading: NodeReading,
+  context: ReadingContext,
+  event: InventoryEventKind,
+): ReadonlyArray<GpuRecord> => {
+  const shared = sharedSerials(reading.gpus)
+  return reading.gpus.map((gpu) =>
+    gpuRecord({
+      gpu,
+      reading,
+      context,
+      event,
+      serialShared: gpu.serial !== undefined && shared.has(gpu.serial),
+    }),
+  )
+}
