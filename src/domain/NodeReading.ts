@@ -9,19 +9,23 @@ export interface NodeReading {
   readonly gpus: ReadonlyArray<Gpu>
   /** `kmd_version` when present (driver >= 615), else `driver_version`. */
   readonly driverVersion?: string
-  /** `cuda_version` (absent before DTD v10 and when it reads `Not Found`). */
+  /** `cuda_version`, else `cuda_umd_version`; absent before DTD v10, in CSV readings and when `Not Found`. */
   readonly cudaVersion?: string
   /** `attached_gpus` as reported; may exceed `gpus.length` in edited or partial captures. */
   readonly attachedGpus?: number
   /** GPUs the driver listed but could not read. */
   readonly failures: ReadonlyArray<GpuFailure>
-  /** Which output format the reading was parsed from. */
-  readonly format: "xml" | "csv" | "text"
+  /** Which output format the reading was parsed from: `nvidia-smi -q -x` or `--query-gpu` CSV. */
+  readonly format: "xml" | "csv"
 }
 
-/** A GPU nvidia-smi knows of but could not read; never carries raw output beyond a short excerpt. */
+/**
+ * A GPU nvidia-smi knows of but could not read; never carries raw output beyond a short excerpt.
+ * `device-handle`: listed in an "Unable to determine the device handle" line; `requires-reset` and `lost`:
+ * reported `[GPU requires reset]` or `GPU is lost`; `unidentified`: reported without a usable UUID.
+ */
 export interface GpuFailure {
-  readonly kind: "device-handle" | "requires-reset" | "unidentified"
+  readonly kind: "device-handle" | "requires-reset" | "lost" | "unidentified"
   /** nvidia-smi index when known. */
   readonly index?: number
   readonly pciBusId?: string

@@ -1,0 +1,214 @@
+import { Result } from "effect"
+import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
+import { classifyFailureOutput } from "./FailureOutput.ts"
+import { gpuConditionOf } from "./NotAvailable.ts"
+import { EmptyOutput, MalformedOutput, NotNvidiaSmiOutput, type NvsmiError } from "./NvsmiError.ts"
+import { outputExcerpt } from "./OutputExcerpt.ts"
+import { preambleLineOf } from "./PreambleLine.ts"
+import { gpuQueryFields } from "./QueryFields.ts"
+import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
+import { type ReportedReading, readingOf } from "./ReportedReading.ts"
+
+export interface CsvReadingOptions {
+  /** The `--query-gpu` fields in column order, used when the output has no header line. */
+  readonly fields?: ReadonlyArray<string>
+}
+
+type NodeColumn = "driverVersion" | "kmdVersion" | "attachedGpus"
+
+type Column =
+  | { readonly _tag: "Gpu"; readonly field: ReportedGpuField }
+  | { readonly _tag: "Node"; readonly field: NodeColumn }
+  | { readonly _tag: "Ignored" }
+
+const gpuColumn = (field: ReportedGpuField): Column => ({ _tag: "Gpu", field })
+const nodeColumn = (field: NodeColumn): Column => ({ _tag: "Node", field })
+const ignoredColumn: Column = { _tag: "Ignored" }
+
+const knownColumns: ReadonlyMap<string, Column> = new Map([
+  ["index", gpuColumn("index")],
+  ["uuid", gpuColumn("uuid")],
+  ["gpu_uuid", gpuColumn("uuid")],
+  ["serial", gpuColumn("serial")],
+  ["gpu_serial", gpuColumn("serial")],
+  ["name", gpuColumn("product")],
+  ["gpu_name", gpuColumn("product")],
+  ["pci.bus_id", gpuColumn("pciBusId")],
+  ["gpu_bus_id", gpuColumn("pciBusId")],
+  ["mig.mode.current", gpuColumn("migMode")],
+  ["platform.chassis_serial_number", gpuColumn("chassisSerial")],
+  ["platform.slot_number", gpuColumn("slotNumber")],
+  ["platform.tray_index", gpuColumn("trayIndex")],
+  ["platform.host_id", gpuColumn("hostId")],
+  ["platform.peer_type", gpuColumn("peerType")],
+  ["platform.module_id", gpuColumn("moduleId")],
+  ["platform.gpu_fabric_guid", gpuColumn("fabricGuid")],
+  ["driver_version", nodeColumn("driverVersion")],
+  ["kmd_version", nodeColumn("kmdVersion")],
+  ["count", nodeColumn("attachedGpus")],
+])
+
+const headerCell = /^[A-Za-z_][A-Za-z0-9_.]*(?: \[[^\]]*\])?$/
+const unitSuffix = / \[[^\]]*\]$/
+
+const columnNameOf = (cell: string): string => cell.replace(unitSuffix, "").toLowerCase()
+
+const columnOf = (name: string): Column => knownColumns.get(columnNameOf(name)) ?? ignoredColumn
+
+const isHeader = (cells: ReadonlyArray<string>, minimumCells: number): boolean =>
+  cells.length >= minimumCells &&
+  cells.every((cell) => headerCell.test(cell)) &&
+  cells.some((cell) => knownColumns.has(columnNameOf(cell)))
+
+const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
+  isHeader(cells, 2) &&
+  cells.some((cell) => {
+    const column = columnOf(cell)
+    return column._tag === "Gpu" && column.field === "uuid"
+  })
+
+/**
+ * Reader of `nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]`. A header line maps the
+ * columns by name (units such as `[MiB]` ignored); without one, the columns follow `fields` (by default
+ * the query gpu-serials sends). Output whose first line is neither is searched for a `--query-gpu` block
+ * with a header naming `uuid`, so a capture that contains one (e.g. a bug report) can still be read.
+ * A row with `[GPU requires reset]` or `GPU is lost` in any cell is a failure, not a GPU.
+ */
+export const parseCsvReading = (
+  output: string,
+  options: CsvReadingOptions = {},
+): Result.Result<NodeReading, NvsmiError> => {
+  const fields = options.fields ?? gpuQueryFields
+  const lines = output.split("\n")
+  const preambleFailures: Array<GpuFailure> = []
+  let first = 0
+  for (; first < lines.length; first++) {
+    const line = lines[first] ?? ""
+    if (line.trim() === "") {
+      continue
+    }
+    const preamble = preambleLineOf(line)
+    if (preamble === undefined) {
+      break
+    }
+    if (preamble._tag === "DeviceHandle") {
+      preambleFailures.push(preamble.failure)
+    }
+  }
+  if (first === lines.length) {
+    return preambleFailures.length === 0
+      ? failWith(new EmptyOutput())
+      : readingOf({ format: "csv", gpus: [], preambleFailures })
+  }
+  const firstCells = cellsOf(lines[first] ?? "")
+  if (isHeader(firstCells, 1)) {
+    return readRows(lines, first + 1, firstCells.map(columnOf), preambleFailures)
+  }
+  if (firstCells.length === fields.length || firstCells.some((cell) => gpuConditionOf(cell) !== undefined)) {
+    return readRows(lines, first, fields.map(columnOf), preambleFailures)
+  }
+  for (let header = first + 1; header < lines.length; header++) {
+    const cells = cellsOf(lines[header] ?? "")
+    if (isLocatableHeader(cells)) {
+      return readRows(lines, header + 1, cells.map(columnOf), preambleFailures)
+    }
+  }
+  return failWith(classifyFailureOutput(output) ?? new NotNvidiaSmiOutput({ excerpt: outputExcerpt(output) }))
+}
+
+const readRows = (
+  lines: ReadonlyArray<string>,
+  start: number,
+  columns: ReadonlyArray<Column>,
+  preambleFailures: Array<GpuFailure>,
+): Result.Result<NodeReading, NvsmiError> => {
+  const gpus: Array<ReportedGpu> = []
+  const node: { -readonly [Field in NodeColumn]?: string } = {}
+  for (let lineIndex = start; lineIndex < lines.length; lineIndex++) {
+    const line = lines[lineIndex] ?? ""
+    if (line.trim() === "") {
+      break
+    }
+    const preamble = preambleLineOf(line)
+    if (preamble !== undefined) {
+      if (preamble._tag === "DeviceHandle") {
+        preambleFailures.push(preamble.failure)
+      }
+      continue
+    }
+    const cells = cellsOf(line)
+    const condition = cells.find((cell) => gpuConditionOf(cell) !== undefined)
+    if (cells.length !== columns.length) {
+      if (condition === undefined) {
+        return failWith(
+          new MalformedOutput({
+            detail: `CSV row ${gpus.length + 1} has ${cells.length} cells where ${columns.length} were expected`,
+          }),
+        )
+      }
+      gpus.push({ condition })
+      continue
+    }
+    const gpu: { -readonly [Field in ReportedGpuField]?: string } = {}
+    if (condition !== undefined) {
+      gpu.condition = condition
+    }
+    columns.forEach((column, position) => {
+      const cell = cells[position]
+      if (column._tag === "Gpu") {
+        gpu[column.field] ??= cell
+      } else if (column._tag === "Node") {
+        node[column.field] ??= cell
+      }
+    })
+    gpus.push(gpu)
+  }
+  const reported: ReportedReading = {
+    format: "csv",
+    gpus,
+    preambleFailures,
+    driverVersion: node.driverVersion,
+    kmdVersion: node.kmdVersion,
+    attachedGpus: node.attachedGpus,
+  }
+  return readingOf(reported)
+}
+
+/** The cells of one CSV line; nvidia-smi separates them with ", " and does not quote, but quotes are honoured. */
+const cellsOf = (line: string): Array<string> => {
+  const text = line.endsWith("\r") ? line.slice(0, -1) : line
+  if (!text.includes('"')) {
+    return text.split(",").map((cell) => cell.trim())
+  }
+  const cells: Array<string> = []
+  let cell = ""
+  let quoted = false
+  let wasQuoted = false
+  for (let position = 0; position < text.length; position++) {
+    const character = text[position]
+    if (quoted) {
+      if (character === '"' && text[position + 1] === '"') {
+        cell += '"'
+        position++
+      } else if (character === '"') {
+        quoted = false
+      } else {
+        cell += character
+      }
+    } else if (character === '"' && cell.trim() === "") {
+      quoted = true
+      wasQuoted = true
+      cell = ""
+    } else if (character === ",") {
+      cells.push(wasQuoted ? cell : cell.trim())
+      cell = ""
+      wasQuoted = false
+    } else if (!(wasQuoted && /\s/.test(character ?? ""))) {
+      cell += character
+    }
+  }
+  cells.push(wasQuoted ? cell : cell.trim())
+  return cells
+}
+
+const failWith = (error: NvsmiError): Result.Result<NodeReading, NvsmiError> => Result.fail(error)

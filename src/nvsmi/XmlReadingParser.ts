@@ -1,0 +1,397 @@
+import { StringDecoder } from "node:string_decoder"
+import { Result } from "effect"
+import { SaxesParser, type SaxesTagPlain } from "saxes"
+import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
+import { classifyFailureOutput } from "./FailureOutput.ts"
+import { availableValue, gpuConditionOf } from "./NotAvailable.ts"
+import {
+  EmptyOutput,
+  MalformedOutput,
+  NotNvidiaSmiOutput,
+  type NvsmiError,
+  OutputTooLarge,
+  TruncatedOutput,
+} from "./NvsmiError.ts"
+import { outputExcerpt } from "./OutputExcerpt.ts"
+import { preambleLineOf } from "./PreambleLine.ts"
+import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
+import { type ReportedReading, readingOf } from "./ReportedReading.ts"
+
+export const defaultMaxOutputBytes = 8 * 1024 * 1024
+
+export interface XmlReadingParserOptions {
+  /** Output beyond this many bytes fails the reading with `OutputTooLarge`; defaults to 8 MiB. */
+  readonly maxBytes?: number
+}
+
+type RootField = "driverVersion" | "kmdVersion" | "cudaVersion" | "cudaUmdVersion" | "attachedGpus"
+
+const rootElementName = "nvidia_smi_log"
+
+const rootFields: ReadonlyMap<string, RootField> = new Map([
+  ["driver_version", "driverVersion"],
+  ["kmd_version", "kmdVersion"],
+  ["cuda_version", "cudaVersion"],
+  ["cuda_umd_version", "cudaUmdVersion"],
+  ["attached_gpus", "attachedGpus"],
+])
+
+const legacyModuleIdElement = "gpu_module_id"
+
+const gpuFields: ReadonlyMap<string, ReportedGpuField> = new Map([
+  ["product_name", "product"],
+  ["serial", "serial"],
+  ["uuid", "uuid"],
+])
+
+const gpuSections: ReadonlyMap<string, ReadonlyMap<string, ReportedGpuField>> = new Map([
+  ["pci", new Map([["pci_bus_id", "pciBusId"]])],
+  ["mig_mode", new Map([["current_mig", "migMode"]])],
+  [
+    "platformInfo",
+    new Map<string, ReportedGpuField>([
+      ["chassis_serial_number", "chassisSerial"],
+      ["slot_number", "slotNumber"],
+      ["tray_index", "trayIndex"],
+      ["host_id", "hostId"],
+      ["peer_type", "peerType"],
+      ["module_id", "moduleId"],
+      ["gpu_fabric_guid", "fabricGuid"],
+    ]),
+  ],
+])
+
+const retainedPreambleLength = 64 * 1024
+// Decoding in slices keeps each string below V8's large-object threshold, which is several times faster.
+const decodeSliceBytes = 32 * 1024
+const lessThan = 0x3c
+
+type Capture = "none" | "root" | "gpu" | "legacy-module-id"
+
+interface GpuDraft {
+  readonly reported: { -readonly [Field in ReportedGpuField]?: string }
+  readonly busIdAttribute: string | undefined
+  legacyModuleId: string | undefined
+}
+
+/**
+ * Strict, streaming reader of `nvidia-smi -q -x`. Feed it the output as it arrives (bytes or text), then
+ * `end()` gives the node reading or a typed error: truncated or malformed XML, a root other than
+ * `nvidia_smi_log`, output over the byte cap, or the failure nvidia-smi printed instead of a document.
+ * Lines nvidia-smi prints before the document ("Unable to determine the device handle for GPU…") become
+ * failures of the reading; the GPUs in the document are still returned.
+ */
+export class XmlReadingParser {
+  private readonly maxBytes: number
+  private readonly decoder = new StringDecoder("utf8")
+  private readonly sax = new SaxesParser<{ xmlns: false; position: false }>({ xmlns: false, position: false })
+  private receivedBytes = 0
+  private inDocument = false
+  private closing = false
+  private rootClosed = false
+  private failure: NvsmiError | undefined
+  private outcome: Result.Result<NodeReading, NvsmiError> | undefined
+
+  private pendingLine = ""
+  private retainedPreamble = ""
+  private unexpectedPreamble: string | undefined
+  private readonly preambleFailures: Array<GpuFailure> = []
+
+  private depth = 0
+  private readonly root: { -readonly [Field in RootField]?: string } = {}
+  private readonly gpus: Array<ReportedGpu> = []
+  private gpu: GpuDraft | undefined
+  private section: ReadonlyMap<string, ReportedGpuField> | undefined
+  private capture: Capture = "none"
+  private captureKey = ""
+  private captureDepth = -1
+  private captured = ""
+
+  constructor(options: XmlReadingParserOptions = {}) {
+    this.maxBytes = options.maxBytes ?? defaultMaxOutputBytes
+    this.sax.on("opentag", this.openElement)
+    this.sax.on("closetag", this.closeElement)
+    this.sax.on("error", this.rejectDocument)
+  }
+
+  write(chunk: Uint8Array | string): void {
+    if (this.outcome !== undefined || this.failure !== undefined) {
+      return
+    }
+    this.receivedBytes += typeof chunk === "string" ? Buffer.byteLength(chunk, "utf8") : chunk.byteLength
+    if (this.receivedBytes > this.maxBytes) {
+      this.failure = new OutputTooLarge({ maxBytes: this.maxBytes, receivedBytes: this.receivedBytes })
+      this.release()
+      return
+    }
+    if (typeof chunk === "string") {
+      this.consume(chunk)
+      return
+    }
+    for (let offset = 0; offset < chunk.byteLength && this.failure === undefined; offset += decodeSliceBytes) {
+      this.consume(this.decoder.write(chunk.subarray(offset, offset + decodeSliceBytes)))
+    }
+  }
+
+  end(): Result.Result<NodeReading, NvsmiError> {
+    if (this.outcome !== undefined) {
+      return this.outcome
+    }
+    if (this.failure === undefined) {
+      const rest = this.decoder.end()
+      if (rest !== "") {
+        this.consume(rest)
+      }
+    }
+    if (this.failure === undefined) {
+      if (this.inDocument) {
+        this.closing = true
+        this.sax.close()
+      } else {
+        this.failure = this.missingDocument()
+      }
+    }
+    this.outcome = this.failure === undefined ? readingOf(this.reported()) : Result.fail(this.failure)
+    this.release()
+    return this.outcome
+  }
+
+  private consume(text: string): void {
+    if (this.inDocument) {
+      this.sax.write(text)
+      return
+    }
+    let from = 0
+    if (this.pendingLine !== "") {
+      const lineEnd = text.indexOf("\n")
+      if (lineEnd < 0) {
+        this.holdPendingLine(text)
+        return
+      }
+      this.preambleLine(this.pendingLine + text.slice(0, lineEnd))
+      this.pendingLine = ""
+      from = lineEnd + 1
+    }
+    while (from < text.length) {
+      let start = from
+      while (start < text.length && isBlank(text.charCodeAt(start))) {
+        start++
+      }
+      if (start === text.length) {
+        return
+      }
+      if (text.charCodeAt(start) === lessThan) {
+        this.startDocument(text.slice(start))
+        return
+      }
+      const lineEnd = text.indexOf("\n", start)
+      if (lineEnd < 0) {
+        this.holdPendingLine(text.slice(start))
+        return
+      }
+      this.preambleLine(text.slice(start, lineEnd))
+      from = lineEnd + 1
+    }
+  }
+
+  private holdPendingLine(text: string): void {
+    const room = retainedPreambleLength - this.pendingLine.length
+    if (room > 0) {
+      this.pendingLine += text.length <= room ? text : text.slice(0, room)
+    }
+  }
+
+  private preambleLine(line: string): void {
+    if (this.retainedPreamble.length < retainedPreambleLength) {
+      this.retainedPreamble += `${line.slice(0, retainedPreambleLength - this.retainedPreamble.length)}\n`
+    }
+    const preamble = preambleLineOf(line)
+    if (preamble === undefined) {
+      this.unexpectedPreamble ??= line
+    } else if (preamble._tag === "DeviceHandle") {
+      this.preambleFailures.push(preamble.failure)
+    }
+  }
+
+  private startDocument(text: string): void {
+    if (this.unexpectedPreamble !== undefined) {
+      this.failure = new MalformedOutput({
+        detail: `unexpected text before the XML document: ${outputExcerpt(this.unexpectedPreamble)}`,
+      })
+      this.release()
+      return
+    }
+    this.inDocument = true
+    this.retainedPreamble = ""
+    this.sax.write(text)
+  }
+
+  private missingDocument(): NvsmiError {
+    if (this.pendingLine !== "") {
+      this.preambleLine(this.pendingLine)
+      this.pendingLine = ""
+    }
+    if (this.retainedPreamble.trim() === "") {
+      return new EmptyOutput()
+    }
+    return (
+      classifyFailureOutput(this.retainedPreamble) ??
+      new NotNvidiaSmiOutput({ excerpt: outputExcerpt(this.retainedPreamble) })
+    )
+  }
+
+  private readonly openElement = (tag: SaxesTagPlain): void => {
+    if (this.failure !== undefined) {
+      return
+    }
+    const depth = this.depth++
+    const name = tag.name
+    if (depth === 0) {
+      if (name !== rootElementName) {
+        this.failure = new NotNvidiaSmiOutput({ excerpt: outputExcerpt(`<${name}>`) })
+      }
+      return
+    }
+    if (depth === 1) {
+      if (name === "gpu") {
+        this.gpu = { reported: {}, busIdAttribute: tag.attributes.id, legacyModuleId: undefined }
+        return
+      }
+      const field = rootFields.get(name)
+      if (field !== undefined) {
+        this.startCapture("root", field, depth)
+      }
+      return
+    }
+    if (this.gpu === undefined) {
+      return
+    }
+    if (depth === 2) {
+      const field = gpuFields.get(name)
+      if (field !== undefined) {
+        this.startCapture("gpu", field, depth)
+      } else if (name === legacyModuleIdElement) {
+        this.startCapture("legacy-module-id", name, depth)
+      } else {
+        this.section = gpuSections.get(name)
+      }
+      return
+    }
+    if (depth === 3 && this.section !== undefined) {
+      const field = this.section.get(name)
+      if (field !== undefined) {
+        this.startCapture("gpu", field, depth)
+      }
+    }
+  }
+
+  private readonly closeElement = (): void => {
+    if (this.failure !== undefined) {
+      return
+    }
+    const depth = --this.depth
+    if (this.capture !== "none" && depth === this.captureDepth) {
+      this.finishCapture()
+    }
+    if (depth === 2) {
+      this.section = undefined
+    } else if (depth === 1 && this.gpu !== undefined) {
+      this.gpus.push(completeGpu(this.gpu))
+      this.gpu = undefined
+    } else if (depth === 0) {
+      this.rootClosed = true
+    }
+  }
+
+  private readonly collectText = (text: string): void => {
+    this.captured += text
+  }
+
+  private readonly rejectDocument = (error: Error): void => {
+    if (this.failure !== undefined) {
+      return
+    }
+    const detail = outputExcerpt(error.message)
+    this.failure = this.closing && !this.rootClosed ? new TruncatedOutput({ detail }) : new MalformedOutput({ detail })
+  }
+
+  private startCapture(capture: Capture, key: string, depth: number): void {
+    this.capture = capture
+    this.captureKey = key
+    this.captureDepth = depth
+    this.captured = ""
+    this.sax.on("text", this.collectText)
+  }
+
+  private finishCapture(): void {
+    this.sax.off("text")
+    const value = this.captured
+    const key = this.captureKey
+    this.captured = ""
+    switch (this.capture) {
+      case "root":
+        this.root[key as RootField] ??= value
+        break
+      case "gpu":
+        if (this.gpu !== undefined) {
+          this.gpu.reported[key as ReportedGpuField] ??= value
+        }
+        break
+      case "legacy-module-id":
+        if (this.gpu !== undefined) {
+          this.gpu.legacyModuleId ??= value
+        }
+        break
+      case "none":
+        break
+    }
+    this.capture = "none"
+    this.captureDepth = -1
+  }
+
+  private reported(): ReportedReading {
+    return {
+      format: "xml",
+      gpus: this.gpus,
+      preambleFailures: this.preambleFailures,
+      driverVersion: this.root.driverVersion,
+      kmdVersion: this.root.kmdVersion,
+      cudaVersion: this.root.cudaVersion,
+      cudaUmdVersion: this.root.cudaUmdVersion,
+      attachedGpus: this.root.attachedGpus,
+    }
+  }
+
+  private release(): void {
+    this.pendingLine = ""
+    this.retainedPreamble = ""
+    this.captured = ""
+  }
+}
+
+/** Parses a complete `nvidia-smi -q -x` output at once. */
+export const parseXmlReading = (
+  output: Uint8Array | string,
+  options: XmlReadingParserOptions = {},
+): Result.Result<NodeReading, NvsmiError> => {
+  const parser = new XmlReadingParser(options)
+  parser.write(output)
+  return parser.end()
+}
+
+const completeGpu = (draft: GpuDraft): ReportedGpu => {
+  const reported = draft.reported
+  if (isAbsent(reported.pciBusId) && draft.busIdAttribute !== undefined) {
+    reported.pciBusId = draft.busIdAttribute
+  }
+  if (isAbsent(reported.moduleId) && draft.legacyModuleId !== undefined) {
+    reported.moduleId = draft.legacyModuleId
+  }
+  return reported
+}
+
+const isAbsent = (raw: string | undefined): boolean =>
+  availableValue(raw) === undefined && gpuConditionOf(raw) === undefined
+
+const isBlank = (code: number): boolean =>
+  code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09 || code === 0xfeff
