@@ -25,12 +25,17 @@ export interface ComponentFactory<Kind extends ComponentKind, Config, Instance, 
   readonly kind: Kind
   readonly type: string
   readonly defaultConfig: Config
+  /** An absent section (`undefined` or `null`) means "all defaults". */
   readonly validate: (section: unknown) => Result.Result<Config, ReadonlyArray<ConfigProblem>>
-  /** Builds and starts the component; closing the scope shuts it down. */
-  readonly create: (
+  /**
+   * Builds and starts the component; closing the scope shuts it down. Declared as a method so a
+   * factory of a concrete config type can be held where any config is accepted (a registry): the
+   * config it receives is always the one its own `validate` returned.
+   */
+  create(
     config: Config,
     settings: CreateSettings,
-  ) => Effect.Effect<Instance, ComponentStartError, Scope.Scope | Requirements>
+  ): Effect.Effect<Instance, ComponentStartError, Scope.Scope | Requirements>
 }
 
 /** What every component learns from the service at creation. */

@@ -1,0 +1,262 @@
+import { Duration, Effect, Fiber, Queue, Result, Schedule, type Scope, Stream, SubscriptionRef } from "effect"
+import type { Health } from "../component/Component.ts"
+import type { InventoryEvent } from "../domain/InventoryEvent.ts"
+import type { Exporter, ExporterStats } from "./Exporter.ts"
+import type { QueueSettings, RetrySettings } from "./QueueSettings.ts"
+import { type Sink, SinkError } from "./Sink.ts"
+
+export interface QueuedExporterOptions {
+  /** The exporter id from the config (`stdout`, `nats/archive`); annotates every log line. */
+  readonly id: string
+  readonly sink: Sink
+  readonly settings: QueueSettings
+  /** How long closing the scope waits for held records to be written before dropping them; default 5s. */
+  readonly shutdownTimeout?: Duration.Input
+}
+
+/** What the exporter has done with the records handed to it, since start. */
+interface Ledger {
+  /** Records admitted into the buffer. */
+  readonly accepted: number
+  /** Admitted records written or given up. `accepted - settled` are held now. */
+  readonly settled: number
+  readonly sent: number
+  readonly failed: number
+  readonly retried: number
+  readonly dropped: number
+  /** Reason of the last write when it failed; absent after a success. */
+  readonly lastFailure: string | undefined
+  /** Records dropped because the buffer is full, since it last had room. */
+  readonly overflowDropped: number
+  readonly closed: boolean
+}
+
+const emptyLedger: Ledger = {
+  accepted: 0,
+  settled: 0,
+  sent: 0,
+  failed: 0,
+  retried: 0,
+  dropped: 0,
+  lastFailure: undefined,
+  overflowDropped: 0,
+  closed: false,
+}
+
+interface Admission {
+  readonly admitted: number
+  readonly rejected: number
+  /** The buffer was full for the first time since it last had room. */
+  readonly overflowStarted: boolean
+  /** The buffer has room again; records dropped while it had none. */
+  readonly overflowEnded: number | undefined
+}
+
+const admit = (ledger: Ledger, offered: number, queueSize: number): readonly [Admission, Ledger] => {
+  const room = ledger.closed ? 0 : Math.max(0, queueSize - (ledger.accepted - ledger.settled))
+  const admitted = Math.min(room, offered)
+  const rejected = offered - admitted
+  const overflowing = ledger.overflowDropped > 0
+  const countsAsOverflow = rejected > 0 && !ledger.closed
+  return [
+    {
+      admitted,
+      rejected,
+      overflowStarted: countsAsOverflow && !overflowing,
+      overflowEnded: rejected === 0 && overflowing ? ledger.overflowDropped : undefined,
+    },
+    {
+      ...ledger,
+      accepted: ledger.accepted + admitted,
+      dropped: ledger.dropped + rejected,
+      overflowDropped: countsAsOverflow ? ledger.overflowDropped + rejected : 0,
+    },
+  ]
+}
+
+const reasonLength = 200
+
+const shortReason = (message: string): string =>
+  message.length > reasonLength ? `${message.slice(0, reasonLength - 1)}…` : message
+
+const defectMessage = (defect: unknown): string =>
+  defect instanceof Error ? defect.message : typeof defect === "string" ? defect : "unexpected sink failure"
+
+/** The backoff delay, stretched to what the sink asked for, never beyond `maxInterval`. */
+const retryDelay = (backoff: Duration.Duration, error: SinkError, maxInterval: Duration.Duration): Duration.Duration =>
+  Duration.min(error.retryAfter === undefined ? backoff : Duration.max(backoff, error.retryAfter), maxInterval)
+
+const retrySchedule = (retry: RetrySettings, onRetry: Effect.Effect<void>) =>
+  Schedule.exponential(retry.initialInterval).pipe(
+    Schedule.jittered,
+    Schedule.setInputType<SinkError>(),
+    Schedule.modifyDelay(({ duration, input }) => Effect.succeed(retryDelay(duration, input, retry.maxInterval))),
+    Schedule.while(({ input }) => input.retryable),
+    Schedule.upTo({ times: retry.maxAttempts - 1, duration: retry.maxElapsed }),
+    Schedule.tap(() => onRetry),
+  )
+
+/**
+ * Turns a `Sink` into an `Exporter`, as the Collector's exporterhelper does: a bounded buffer of
+ * `queueSize` records (what does not fit is dropped and counted, `export` never waits), a fiber that
+ * writes batches of up to `batchSize` under `writeTimeout`, retries of retryable failures with
+ * capped exponential backoff and jitter, and one log line per batch given up. Closing the scope
+ * stops accepting records, writes what is held within `shutdownTimeout`, drops and reports the
+ * rest, then closes the sink.
+ */
+export const make = Effect.fnUntraced(function* (
+  options: QueuedExporterOptions,
+): Effect.fn.Return<Exporter, never, Scope.Scope> {
+  const { id, sink, settings } = options
+  const shutdownTimeout = options.shutdownTimeout ?? Duration.seconds(5)
+  const ledger = yield* SubscriptionRef.make(emptyLedger)
+  const buffer = yield* Queue.dropping<InventoryEvent>(settings.queueSize)
+  const annotate = Effect.annotateLogs({ exporter: id })
+
+  const settle = (records: number, outcome: "sent" | "dropped", failure: string | undefined) =>
+    SubscriptionRef.update(ledger, (current) => ({
+      ...current,
+      settled: current.settled + records,
+      sent: outcome === "sent" ? current.sent + records : current.sent,
+      dropped: outcome === "dropped" ? current.dropped + records : current.dropped,
+      lastFailure: failure === undefined ? undefined : shortReason(failure),
+    }))
+
+  const exportEvents = (events: ReadonlyArray<InventoryEvent>): Effect.Effect<void> =>
+    events.length === 0
+      ? Effect.void
+      : Effect.gen(function* () {
+          const admission = yield* SubscriptionRef.modify(ledger, (current) =>
+            admit(current, events.length, settings.queueSize),
+          )
+          if (admission.admitted > 0) {
+            const admitted = admission.admitted === events.length ? events : events.slice(0, admission.admitted)
+            const refused = yield* Queue.offerAll(buffer, admitted)
+            if (refused.length > 0) {
+              yield* SubscriptionRef.update(ledger, (current) => ({
+                ...current,
+                accepted: current.accepted - refused.length,
+                dropped: current.dropped + refused.length,
+              }))
+            }
+          }
+          if (admission.overflowStarted) {
+            yield* Effect.logWarning("exporter buffer full, dropping records").pipe(
+              Effect.annotateLogs({ queueSize: settings.queueSize }),
+              annotate,
+            )
+          }
+          if (admission.overflowEnded !== undefined) {
+            yield* Effect.logInfo("exporter buffer accepts records again").pipe(
+              Effect.annotateLogs({ dropped: admission.overflowEnded }),
+              annotate,
+            )
+          }
+        })
+
+  const writeBatch = Effect.fnUntraced(function* (batch: ReadonlyArray<InventoryEvent>) {
+    const records = batch.length
+    let attempts = 0
+    const attempt = Effect.suspend(() => {
+      attempts += 1
+      return sink.write(batch)
+    }).pipe(
+      Effect.timeout(settings.writeTimeout),
+      Effect.catchTag("TimeoutError", () =>
+        Effect.fail(
+          new SinkError({
+            message: `write timed out after ${Duration.format(settings.writeTimeout)}`,
+            retryable: true,
+          }),
+        ),
+      ),
+      Effect.catchDefect((defect) => Effect.fail(new SinkError({ message: defectMessage(defect), retryable: false }))),
+      Effect.tapError((error) =>
+        SubscriptionRef.update(ledger, (current) => ({
+          ...current,
+          failed: current.failed + records,
+          lastFailure: shortReason(error.message),
+        })),
+      ),
+    )
+    const countRetry = SubscriptionRef.update(ledger, (current) => ({ ...current, retried: current.retried + records }))
+    const outcome = yield* attempt.pipe(Effect.retry(retrySchedule(settings.retry, countRetry)), Effect.result)
+    if (Result.isSuccess(outcome)) {
+      yield* settle(records, "sent", undefined)
+      return
+    }
+    yield* settle(records, "dropped", outcome.failure.message)
+    yield* Effect.logWarning("exporter gave up on a batch").pipe(
+      Effect.annotateLogs({
+        records,
+        attempts,
+        retryable: outcome.failure.retryable,
+        reason: shortReason(outcome.failure.message),
+      }),
+      annotate,
+    )
+  })
+
+  const waitUntilSettled = (timeout: Duration.Input): Effect.Effect<void> =>
+    Effect.gen(function* () {
+      const target = (yield* SubscriptionRef.get(ledger)).accepted
+      yield* SubscriptionRef.changes(ledger).pipe(
+        Stream.takeUntil((current) => current.settled >= target),
+        Stream.runDrain,
+        Effect.timeoutOption(timeout),
+        Effect.interruptible,
+      )
+    })
+
+  const worker = yield* Queue.takeBetween(buffer, 1, settings.batchSize).pipe(
+    Effect.flatMap(writeBatch),
+    Effect.forever,
+    Effect.forkScoped,
+  )
+
+  yield* Effect.addFinalizer(() =>
+    Effect.gen(function* () {
+      yield* SubscriptionRef.update(ledger, (current) => ({ ...current, closed: true }))
+      yield* waitUntilSettled(shutdownTimeout)
+      yield* Fiber.interrupt(worker).pipe(Effect.timeoutOption(shutdownTimeout), Effect.interruptible)
+      const unwritten = yield* SubscriptionRef.modify(ledger, (current) => {
+        const held = current.accepted - current.settled
+        return [held, { ...current, settled: current.accepted, dropped: current.dropped + held }] as const
+      })
+      if (unwritten > 0) {
+        yield* Effect.logWarning("exporter stopped with records not written").pipe(
+          Effect.annotateLogs({ dropped: unwritten }),
+          annotate,
+        )
+      }
+      yield* Queue.shutdown(buffer)
+      if (sink.close !== undefined) {
+        yield* sink.close.pipe(Effect.timeoutOption(shutdownTimeout), Effect.interruptible)
+      }
+    }),
+  )
+
+  const health: Effect.Effect<Health> = SubscriptionRef.get(ledger).pipe(
+    Effect.map((current) =>
+      current.lastFailure === undefined ? { healthy: true } : { healthy: false, message: current.lastFailure },
+    ),
+  )
+
+  const stats: Effect.Effect<ExporterStats> = SubscriptionRef.get(ledger).pipe(
+    Effect.map((current) => ({
+      sent: current.sent,
+      failed: current.failed,
+      retried: current.retried,
+      dropped: current.dropped,
+      queued: current.accepted - current.settled,
+    })),
+  )
+
+  return {
+    id,
+    export: exportEvents,
+    flush: waitUntilSettled,
+    health,
+    stats,
+  }
+})
