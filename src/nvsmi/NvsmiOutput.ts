@@ -28,7 +28,7 @@ export const parseNvsmiOutput = (
     return parseXmlReading(output, { maxBytes })
   }
   const text = typeof output === "string" ? output : decode(output)
-  return options.fields === undefined ? parseCsvReading(text) : parseCsvReading(text, { fields: options.fields })
+  return parseCsvReading(text, options)
 }
 
 const decode = (bytes: Uint8Array): string => new TextDecoder("utf-8").decode(bytes)

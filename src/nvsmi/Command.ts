@@ -1,0 +1,76 @@
+import { classifyFailureOutput, unsupportedQueryFieldIn } from "./FailureOutput.ts"
+import { CommandFailed, type NvsmiError, UnsupportedQueryField } from "./NvsmiError.ts"
+import { outputExcerpt } from "./OutputExcerpt.ts"
+import { type OutputFormat, outputFormatOf } from "./OutputFormat.ts"
+import { gpuQueryFields } from "./QueryFields.ts"
+
+/**
+ * How a node is read: `xml` always runs `nvidia-smi -q -x`; `csv` always runs the cheaper `--query-gpu`;
+ * `auto` runs the CSV query and, on a driver that rejects one of its fields (before 570 the `platform.*`
+ * fields do not exist), falls back to XML and remembers that for the node.
+ */
+export type NvsmiMode = "xml" | "csv" | "auto"
+
+export const xmlQueryArgv: ReadonlyArray<string> = ["nvidia-smi", "-q", "-x"]
+
+export const csvQueryArgv: ReadonlyArray<string> = [
+  "nvidia-smi",
+  `--query-gpu=${gpuQueryFields.join(",")}`,
+  "--format=csv,noheader",
+]
+
+/** The format to ask a node for, given the mode and what an earlier reading of that node settled on. */
+export const queryFormatFor = (mode: NvsmiMode, remembered: OutputFormat | undefined): OutputFormat =>
+  mode === "auto" ? (remembered ?? "csv") : mode
+
+/** The argv to exec for a format; `nvidia-smi` is always argv[0] and never runs through a shell. */
+export const queryArgvFor = (format: OutputFormat): ReadonlyArray<string> =>
+  format === "xml" ? xmlQueryArgv : csvQueryArgv
+
+/** How one run of the command ended, as the exec reports it. */
+export interface CommandRun {
+  readonly mode: NvsmiMode
+  /** The format an earlier reading of this node settled on in `auto` mode. */
+  readonly remembered?: OutputFormat | undefined
+  readonly exitCode: number
+  /** The beginning of stdout, decoded: enough to recognise a document or a failure message. */
+  readonly stdoutHead: string
+  readonly stderr: string
+}
+
+/**
+ * What to do with a finished run: parse stdout in `format`, run again with XML (and remember it for the
+ * node), or give up with a typed error. `remember` is the format to keep for the node in `auto` mode.
+ */
+export type CommandOutcome =
+  | { readonly _tag: "Parse"; readonly format: OutputFormat; readonly remember: OutputFormat | undefined }
+  | { readonly _tag: "FallBackToXml"; readonly field: string; readonly remember: "xml" }
+  | { readonly _tag: "Fail"; readonly error: NvsmiError }
+
+/**
+ * Decides from the exit code and the text a run printed. A CSV query the driver rejects (`Field "…" is not
+ * a valid field to query.`, exit code 2) falls back to XML in `auto` mode and fails in `csv` mode. A
+ * non-zero exit with a document on stdout is still parsed: nvidia-smi exits non-zero when some GPUs could
+ * not be read and prints the others.
+ */
+export const decideCommandOutcome = (run: CommandRun): CommandOutcome => {
+  const format = queryFormatFor(run.mode, run.remembered)
+  if (format === "csv") {
+    const field = unsupportedQueryFieldIn(`${run.stdoutHead}\n${run.stderr}`)
+    if (field !== undefined) {
+      return run.mode === "auto"
+        ? { _tag: "FallBackToXml", field, remember: "xml" }
+        : { _tag: "Fail", error: new UnsupportedQueryField({ field }) }
+    }
+  }
+  if (run.exitCode === 0 || outputFormatOf(run.stdoutHead) === format) {
+    return { _tag: "Parse", format, remember: run.mode === "auto" ? format : undefined }
+  }
+  const output = run.stderr.trim() === "" ? run.stdoutHead : `${run.stdoutHead}\n${run.stderr}`
+  return {
+    _tag: "Fail",
+    error:
+      classifyFailureOutput(output, run.exitCode) ??
+      new CommandFailed({ exitCode: run.exitCode, excerpt: outputExcerpt(output) }),
+  }
+}

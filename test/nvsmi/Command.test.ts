@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest"
+import {
+  type CommandRun,
+  csvQueryArgv,
+  decideCommandOutcome,
+  queryArgvFor,
+  queryFormatFor,
+  xmlQueryArgv,
+} from "../../src/nvsmi/Command.ts"
+
+const run = (overrides: Partial<CommandRun>): CommandRun => ({
+  mode: "auto",
+  exitCode: 0,
+  stdoutHead: "",
+  stderr: "",
+  ...overrides,
+})
+
+const csvRow =
+  "0, GPU-aaaaaaaa-1111-2222-3333-444444444444, 1650000000001, NVIDIA H100, 00000000:01:00.0, Disabled, 570.1, [N/A], [N/A], [N/A], [N/A], [N/A], 1, [N/A]\n"
+
+const rejectedField = 'Field "platform.chassis_serial_number" is not a valid field to query.\n\n'
+
+describe("nvidia-smi argv", () => {
+  it("runs nvidia-smi itself as argv[0] with the XML or CSV query", () => {
+    expect(xmlQueryArgv).toStrictEqual(["nvidia-smi", "-q", "-x"])
+    expect(csvQueryArgv).toStrictEqual([
+      "nvidia-smi",
+      "--query-gpu=index,uuid,serial,name,pci.bus_id,mig.mode.current,driver_version,platform.chassis_serial_number,platform.slot_number,platform.tray_index,platform.host_id,platform.peer_type,platform.module_id,platform.gpu_fabric_guid",
+      "--format=csv,noheader",
+    ])
+    expect(csvQueryArgv.join(" ")).not.toContain("cuda")
+    expect(queryArgvFor("xml")).toBe(xmlQueryArgv)
+    expect(queryArgvFor("csv")).toBe(csvQueryArgv)
+  })
+
+  it("asks for CSV first in auto mode unless the node settled on XML", () => {
+    expect(queryFormatFor("auto", undefined)).toBe("csv")
+    expect(queryFormatFor("auto", "xml")).toBe("xml")
+    expect(queryFormatFor("auto", "csv")).toBe("csv")
+    expect(queryFormatFor("xml", "csv")).toBe("xml")
+    expect(queryFormatFor("csv", "xml")).toBe("csv")
+  })
+})
+
+describe("decideCommandOutcome", () => {
+  it("parses a successful run and remembers the format in auto mode only", () => {
+    expect(decideCommandOutcome(run({ stdoutHead: csvRow }))).toStrictEqual({
+      _tag: "Parse",
+      format: "csv",
+      remember: "csv",
+    })
+    expect(decideCommandOutcome(run({ mode: "xml", stdoutHead: "<?xml" }))).toStrictEqual({
+      _tag: "Parse",
+      format: "xml",
+      remember: undefined,
+    })
+    expect(decideCommandOutcome(run({ remembered: "xml", stdoutHead: "<?xml" }))).toStrictEqual({
+      _tag: "Parse",
+      format: "xml",
+      remember: "xml",
+    })
+  })
+
+  it("falls back to XML in auto mode when the driver rejects a query field (exit code 2, message on stdout)", () => {
+    expect(decideCommandOutcome(run({ exitCode: 2, stdoutHead: rejectedField }))).toStrictEqual({
+      _tag: "FallBackToXml",
+      field: "platform.chassis_serial_number",
+      remember: "xml",
+    })
+    expect(
+      decideCommandOutcome(run({ exitCode: 2, stderr: "Field “platform.module_id” is not a valid field to query." })),
+    ).toMatchObject({ _tag: "FallBackToXml", field: "platform.module_id" })
+  })
+
+  it("fails with the rejected field in csv mode", () => {
+    const outcome = decideCommandOutcome(run({ mode: "csv", exitCode: 2, stdoutHead: rejectedField }))
+    expect(outcome._tag === "Fail" && outcome.error).toMatchObject({
+      kind: "unsupported-query-field",
+      field: "platform.chassis_serial_number",
+    })
+  })
+
+  it("still parses a document printed with a non-zero exit, as when a GPU's device handle failed", () => {
+    const stdoutHead = `Unable to determine the device handle for GPU1: 0000:34:00.0: Unknown Error\n<?xml version="1.0" ?>\n<nvidia_smi_log>`
+    expect(decideCommandOutcome(run({ mode: "xml", exitCode: 15, stdoutHead }))).toStrictEqual({
+      _tag: "Parse",
+      format: "xml",
+      remember: undefined,
+    })
+    expect(decideCommandOutcome(run({ exitCode: 255, stdoutHead: csvRow }))._tag).toBe("Parse")
+  })
+
+  it("fails with the typed error nvidia-smi printed instead of a document", () => {
+    const failure = (overrides: Partial<CommandRun>) => {
+      const outcome = decideCommandOutcome(run(overrides))
+      return outcome._tag === "Fail" ? outcome.error.kind : outcome._tag
+    }
+    expect(
+      failure({
+        exitCode: 9,
+        stdoutHead:
+          "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
+      }),
+    ).toBe("driver-not-loaded")
+    expect(failure({ exitCode: 9 })).toBe("driver-not-loaded")
+    expect(failure({ exitCode: 6, stdoutHead: "No devices were found\n" })).toBe("no-devices")
+    expect(
+      failure({
+        mode: "xml",
+        exitCode: 18,
+        stdoutHead: "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124\n",
+      }),
+    ).toBe("nvml-version-mismatch")
+    expect(
+      failure({
+        mode: "xml",
+        exitCode: 15,
+        stdoutHead: "Unable to determine the device handle for GPU 0000:34:00.0: Unknown Error\n",
+      }),
+    ).toBe("device-handle")
+  })
+
+  it("fails with command-failed, exit code and a short excerpt for anything else", () => {
+    const outcome = decideCommandOutcome(run({ exitCode: 127, stderr: `exec failed\n${"x".repeat(400)}` }))
+    expect(outcome._tag === "Fail" && outcome.error).toMatchObject({ kind: "command-failed", exitCode: 127 })
+    expect(outcome._tag === "Fail" && outcome.error._tag === "CommandFailed" && outcome.error.excerpt.length).toBe(120)
+  })
+})
