@@ -13,7 +13,7 @@ import { outputExcerpt } from "./OutputExcerpt.ts"
 import { preambleLineOf } from "./PreambleLine.ts"
 
 /** nvidia-smi's documented exit code for "NVIDIA driver is not loaded". */
-export const driverNotLoadedExitCode = 9
+const driverNotLoadedExitCode = 9
 
 const scannedLength = 64 * 1024
 const driverNotLoaded = /NVIDIA-SMI has failed because it couldn'?t communicate with the NVIDIA driver/i

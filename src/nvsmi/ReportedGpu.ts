@@ -32,6 +32,7 @@ const decimal = /^\d{1,9}$/
 /** The `index` nvidia-smi printed for the GPU, when it printed a usable one. */
 export const reportedIndexOf = (reported: ReportedGpu): number | undefined => wholeNumberOf(reported.index)
 
+/** A non-negative whole number as printed (`0`, `7`), else `undefined` (`N/A`, `-1`, `1.5`). */
 export const wholeNumberOf = (raw: string | undefined): number | undefined => {
   const value = availableValue(raw)
   return value !== undefined && decimal.test(value) ? Number(value) : undefined
