@@ -1,0 +1,116 @@
+import type { ConfigProblem } from "../component/Component.ts"
+import { didYouMean } from "./ClosestName.ts"
+import type { Env, FlagValue } from "./ResolveSettings.ts"
+import type { AnySetting } from "./Setting.ts"
+import { allSettings } from "./Settings.ts"
+import { boolType, listType } from "./SettingType.ts"
+
+/** The flag naming the config file. */
+export const CONFIG_FLAG = "--config"
+/** The environment variable naming the config file when `--config` is not given. */
+export const CONFIG_ENV = "GPU_SERIALS_CONFIG"
+
+/** A flag the service settings consume, for `--help` and for the command line parser. */
+export interface FlagSpec {
+  readonly flag: string
+  /** False for switches (`--labels`, `--no-labels`); they take `--labels=false` but never the next argument. */
+  readonly takesValue: boolean
+  /** Absent for `--config`. */
+  readonly setting?: AnySetting
+  /** Set on `--no-<name>`: the value the switch stands for. */
+  readonly impliedValue?: string
+  readonly description: string
+}
+
+const settingFlags: ReadonlyArray<FlagSpec> = allSettings.flatMap((setting): ReadonlyArray<FlagSpec> => {
+  if (setting.flag === undefined) return []
+  const takesValue = setting.type !== boolType
+  const main: FlagSpec = { flag: setting.flag, takesValue, setting, description: setting.description }
+  if (takesValue) return [main]
+  const negated: FlagSpec = {
+    flag: `--no-${setting.flag.slice(2)}`,
+    takesValue: false,
+    setting,
+    impliedValue: "false",
+    description: `Turns ${setting.flag} off.`,
+  }
+  return [main, negated]
+})
+
+/** Every flag the service settings consume, `--config` first. */
+export const serviceFlags: ReadonlyArray<FlagSpec> = [
+  {
+    flag: CONFIG_FLAG,
+    takesValue: true,
+    description: `Path of the YAML config file (else $${CONFIG_ENV}).`,
+  },
+  ...settingFlags,
+]
+
+const flagsByName: ReadonlyMap<string, FlagSpec> = new Map(serviceFlags.map((spec) => [spec.flag, spec]))
+
+export interface ParsedFlags {
+  readonly values: ReadonlyMap<AnySetting, FlagValue>
+  readonly configPath?: string
+  readonly problems: ReadonlyArray<ConfigProblem>
+}
+
+/**
+ * Parses the arguments after the subcommand: `--workers 4`, `--workers=4`, `--labels`, `--no-labels`,
+ * `--labels=false`; a list flag given twice (`--exporter stdout --exporter nats`) collects both. Unknown
+ * flags and stray arguments are problems named by what the user typed.
+ */
+export const parseFlags = (argv: ReadonlyArray<string>): ParsedFlags => {
+  const values = new Map<AnySetting, FlagValue>()
+  const problems: Array<ConfigProblem> = []
+  let configPath: string | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const argument = argv[i] ?? ""
+    if (!argument.startsWith("--") || argument === "--") {
+      problems.push({ key: argument, message: "unexpected argument (settings are given as --flag value)" })
+      continue
+    }
+    const equals = argument.indexOf("=")
+    const name = equals === -1 ? argument : argument.slice(0, equals)
+    const spec = flagsByName.get(name)
+    if (spec === undefined) {
+      problems.push({ key: name, message: `unknown flag${didYouMean(name, flagsByName.keys())}` })
+      continue
+    }
+    let text: string
+    if (equals !== -1) {
+      if (spec.impliedValue !== undefined) {
+        problems.push({ key: name, message: "flag takes no value" })
+        continue
+      }
+      text = argument.slice(equals + 1)
+    } else if (!spec.takesValue) {
+      text = spec.impliedValue ?? "true"
+    } else {
+      const next = argv[i + 1]
+      if (next === undefined || next.startsWith("--")) {
+        problems.push({ key: name, message: "flag needs a value" })
+        continue
+      }
+      text = next
+      i++
+    }
+    if (spec.setting === undefined) {
+      if (text === "") problems.push({ key: name, message: "flag needs a value" })
+      else configPath = text
+      continue
+    }
+    const earlier = values.get(spec.setting)
+    const collected = earlier !== undefined && spec.setting.type === listType ? `${earlier.text},${text}` : text
+    values.set(spec.setting, { flag: name, text: collected })
+  }
+  return configPath === undefined ? { values, problems } : { values, configPath, problems }
+}
+
+/** The config file to read: `--config`, else `$GPU_SERIALS_CONFIG`, else none. */
+export const configFilePath = (argv: ReadonlyArray<string>, env: Env): string | undefined => {
+  const fromFlag = parseFlags(argv).configPath
+  if (fromFlag !== undefined && fromFlag !== "") return fromFlag
+  const fromEnv = env[CONFIG_ENV]
+  return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv
+}

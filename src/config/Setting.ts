@@ -1,0 +1,45 @@
+import type { SettingType } from "./SettingType.ts"
+
+/**
+ * How a secret is kept out of printed config and messages: `value` hides the whole value (for a
+ * key=value list, every value), `userinfo` hides only the credentials of a URL (`nats://<redacted>@host`).
+ */
+export type Secrecy = "none" | "value" | "userinfo"
+
+/**
+ * One setting of the service: where it lives in the config file, its environment variable and flag,
+ * its type, default, rule and the message a user reads when the rule is broken.
+ *
+ * `exporter` is set for settings of a built-in exporter: `key` is then relative to that exporter's
+ * section (`exporters.nats.url` has key `url`), and the environment variable and flag apply to every
+ * selected exporter of that type. Otherwise `key` is the full dotted path in the file.
+ */
+export interface Setting<T> {
+  readonly key: string
+  readonly exporter?: string
+  readonly env?: string
+  readonly flag?: string
+  readonly type: SettingType<T>
+  /** Absent when the setting is optional and has no default. */
+  readonly default?: T
+  readonly secret: Secrecy
+  /** The noun messages start with (`workers`, `resync period`). */
+  readonly label: string
+  readonly description: string
+  /** The rule: says what is wrong with a value that was read, in the words the user will see. */
+  check?(value: T): string | undefined
+  /** Replaces the type's message when the value cannot be read at all. */
+  readonly unreadable?: string
+  /**
+   * Whether an empty environment variable is a value (the Go original reads `CLUSTER_NAME=` as an empty
+   * name) rather than "not set" (it reads `WORKERS=` as the default).
+   */
+  readonly emptyEnvIsValue?: boolean
+}
+
+/** A setting of any type, as the table lists them (the rule and formatter are read with its own values only). */
+export type AnySetting = Setting<unknown>
+
+/** The dotted path of a setting in the config file, with an exporter's default component id. */
+export const settingPath = (setting: AnySetting): string =>
+  setting.exporter === undefined ? setting.key : `exporters.${setting.exporter}.${setting.key}`

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest"
+import { settingPath } from "../../src/config/Setting.ts"
+import { allSettings } from "../../src/config/Settings.ts"
+
+describe("the settings table", () => {
+  it("gives every setting a unique path, variable and flag", () => {
+    const paths = allSettings.map(settingPath)
+    const envs = allSettings.flatMap((setting) => (setting.env === undefined ? [] : [setting.env]))
+    const flags = allSettings.flatMap((setting) => (setting.flag === undefined ? [] : [setting.flag]))
+    expect(new Set(paths).size).toBe(paths.length)
+    expect(new Set(envs).size).toBe(envs.length)
+    expect(new Set(flags).size).toBe(flags.length)
+    for (const env of envs) expect(env).toMatch(/^[A-Z][A-Z0-9_]*$/)
+    for (const flag of flags) expect(flag).toMatch(/^--[a-z][a-z0-9-]*$/)
+  })
+
+  it("describes every setting in one line", () => {
+    for (const setting of allSettings) {
+      expect(setting.description.length).toBeGreaterThan(10)
+      expect(setting.description).not.toContain("\n")
+    }
+  })
+
+  it("keeps secrets off the command line, where every user of the machine can read them", () => {
+    for (const setting of allSettings) if (setting.secret === "value") expect(setting.flag).toBeUndefined()
+  })
+
+  it("keeps the Go original's variables and defaults", () => {
+    const byEnv = new Map(allSettings.map((setting) => [setting.env, setting]))
+    const defaults: ReadonlyArray<readonly [string, unknown]> = [
+      ["EXPORTER_TYPE", ["stdout"]],
+      ["CLUSTER_NAME", ""],
+      ["NAMESPACE", "gpu-operator"],
+      ["LABEL_SELECTOR", "app=nvidia-device-plugin-daemonset"],
+      ["CONTAINER", "nvidia-device-plugin"],
+      ["WORKERS", 16],
+      ["TIMEOUT", 30_000],
+      ["RESYNC", 0],
+      ["QPS", 50],
+      ["BURST", 100],
+      ["KUBECONFIG", ""],
+      ["LOG_LEVEL", "info"],
+      ["SERVER_PORT", 8080],
+      ["LEADER_ELECTION", false],
+      ["LEASE_NAMESPACE", "gpuid"],
+      ["LEASE_NAME", "gpuid-leader"],
+      ["LEASE_DURATION", 15_000],
+      ["LEASE_RENEW_DEADLINE", 10_000],
+      ["LEASE_RETRY_PERIOD", 2_000],
+      ["HTTP_TIMEOUT", 30_000],
+      ["POSTGRES_PORT", 5432],
+      ["POSTGRES_SSLMODE", "require"],
+      ["POSTGRES_TABLE", "gpu"],
+      ["POSTGRES_AUTO_MIGRATE", false],
+    ]
+    for (const [env, value] of defaults) expect(byEnv.get(env)?.default, env).toEqual(value)
+    for (const env of [
+      "POD_NAME",
+      "HTTP_ENDPOINT",
+      "HTTP_AUTH_TOKEN",
+      "POSTGRES_HOST",
+      "POSTGRES_DB",
+      "POSTGRES_USER",
+      "POSTGRES_PASSWORD",
+    ]) {
+      expect(byEnv.has(env), env).toBe(true)
+    }
+  })
+})
