@@ -1,0 +1,63 @@
+import { type AnySetting, settingPath } from "./Setting.ts"
+import { allSettings } from "./Settings.ts"
+
+/** One row of the configuration reference (README table, `--help`). */
+export interface SettingReference {
+  /** Dotted config-file path, with an exporter's default component id (`exporters.nats.url`). */
+  readonly path: string
+  readonly env?: string
+  readonly flag?: string
+  readonly type: string
+  /** The default as the config file writes it; absent when the setting is unset by default. */
+  readonly default?: string
+  readonly secret: boolean
+  readonly description: string
+}
+
+const defaultText = (setting: AnySetting): string | undefined => {
+  if (setting.default === undefined) return undefined
+  const formatted = setting.type.format(setting.default)
+  if (typeof formatted === "string") return formatted
+  if (typeof formatted === "number" || typeof formatted === "boolean") return String(formatted)
+  if (Array.isArray(formatted)) return formatted.join(",")
+  return Object.entries(formatted)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(",")
+}
+
+/** Every setting as the configuration reference lists it, in the table's order. */
+export const settingsReference = (): ReadonlyArray<SettingReference> =>
+  allSettings.map((setting) => {
+    const text = defaultText(setting)
+    return {
+      path: settingPath(setting),
+      ...(setting.env === undefined ? {} : { env: setting.env }),
+      ...(setting.flag === undefined ? {} : { flag: setting.flag }),
+      type: setting.type.name,
+      ...(text === undefined ? {} : { default: text }),
+      secret: setting.secret !== "none",
+      description: setting.description,
+    }
+  })
+
+const cell = (text: string | undefined): string =>
+  text === undefined || text === "" ? "" : `\`${text.replaceAll("|", "\\|")}\``
+
+/** The configuration reference as a Markdown table. */
+export const settingsReferenceMarkdown = (): string => {
+  const rows = settingsReference().map((row) =>
+    [
+      cell(row.env),
+      cell(row.flag),
+      cell(row.path),
+      cell(row.type),
+      row.default === undefined ? "" : row.default === "" ? '`""`' : cell(row.default),
+      `${row.description.replaceAll("|", "\\|")}${row.secret ? " Secret." : ""}`,
+    ].join(" | "),
+  )
+  return [
+    "| variable | flag | config file | type | default | description |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((row) => `| ${row} |`),
+  ].join("\n")
+}
