@@ -1,0 +1,100 @@
+import { hostname } from "node:os"
+import { Effect, Result } from "effect"
+import { readingRecords } from "../domain/GpuRecordBuilder.ts"
+import type { GpuFailure } from "../domain/NodeReading.ts"
+import { recordJson } from "../exporter/RecordJson.ts"
+import type { NvsmiError } from "../nvsmi/NvsmiError.ts"
+import { parseNvsmiOutput } from "../nvsmi/NvsmiOutput.ts"
+import { defaultMaxOutputBytes } from "../nvsmi/XmlReadingParser.ts"
+import { CliIo } from "./CliIo.ts"
+import { parseCommandLine } from "./CommandLine.ts"
+import { ExitCode } from "./ExitCode.ts"
+import { recordTable } from "./RecordTable.ts"
+import { usageFailure } from "./UsageFailure.ts"
+
+export const parseUsage = `Usage: gpu-serials parse [FILE|-] [--format json|table] [--cluster NAME] [--node NAME] [--max-bytes N]
+
+Reads one nvidia-smi capture (-q -x XML or --query-gpu CSV, detected) from FILE or standard input
+and prints one gpu-serials/v1 record per GPU. Exits 1 when the capture is a failure output (the typed
+error is printed on stderr) or when some GPUs could not be read (their records are still printed).
+
+  --format json|table   one JSON record per line (default) or an aligned table
+  --cluster NAME        cluster written into the records (default: $CLUSTER_NAME, else "local")
+  --node NAME           node written into the records (default: this host's name)
+  --max-bytes N         refuse captures larger than N bytes (default ${defaultMaxOutputBytes})
+`
+
+const formats = ["json", "table"] as const
+
+/** `gpu-serials parse`: what an operator runs on a node to see what the service would read there. */
+export const parseCommand = Effect.fn("ParseCommand")(function* (argv: ReadonlyArray<string>) {
+  const io = yield* CliIo
+  const commandLine = parseCommandLine(argv, { format: "value", cluster: "value", node: "value", "max-bytes": "value" })
+  if (Result.isFailure(commandLine)) return yield* usageFailure("parse", commandLine.failure, parseUsage)
+  const { options, positionals } = commandLine.success
+  const format = options.get("format") ?? "json"
+  const maxBytes = Number(options.get("max-bytes") ?? defaultMaxOutputBytes)
+  const problems = [
+    ...(formats.some((known) => known === format)
+      ? []
+      : [{ message: `--format must be json or table, not ${format}` }]),
+    ...(Number.isSafeInteger(maxBytes) && maxBytes > 0 ? [] : [{ message: "--max-bytes must be a positive integer" }]),
+    ...(positionals.length > 1 ? [{ message: "parse reads one capture: give one FILE or -" }] : []),
+  ]
+  if (problems.length > 0) return yield* usageFailure("parse", problems, parseUsage)
+
+  const path = positionals[0] ?? "-"
+  const input = yield* Effect.tryPromise({
+    try: () => readCapped(io.input(path), maxBytes),
+    catch: (cause) => (cause instanceof Error ? cause.message : String(cause)),
+  }).pipe(Effect.result)
+  if (Result.isFailure(input)) {
+    yield* io.stderr(`gpu-serials parse: cannot read ${path === "-" ? "standard input" : path}: ${input.failure}\n`)
+    return ExitCode.failure
+  }
+
+  const reading = parseNvsmiOutput(input.success, { maxBytes })
+  if (Result.isFailure(reading)) {
+    yield* io.stderr(describeError(reading.failure))
+    return ExitCode.failure
+  }
+  const records = readingRecords(
+    reading.success,
+    {
+      cluster: options.get("cluster") ?? io.env.CLUSTER_NAME ?? "local",
+      node: options.get("node") ?? hostname(),
+      source: path === "-" ? "stdin" : path,
+      time: new Date(),
+    },
+    "observed",
+  )
+  yield* io.stdout(
+    format === "table" ? recordTable(records) : records.map((record) => `${recordJson(record)}\n`).join(""),
+  )
+  for (const failure of reading.success.failures) yield* io.stderr(describeFailure(failure))
+  return reading.success.failures.length === 0 ? ExitCode.ok : ExitCode.failure
+})
+
+/** Reads at most `maxBytes + 1` bytes, enough for the parser to tell that the capture is too large. */
+const readCapped = async (chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Uint8Array> => {
+  const kept: Array<Uint8Array> = []
+  let size = 0
+  for await (const chunk of chunks) {
+    kept.push(chunk)
+    size += chunk.byteLength
+    if (size > maxBytes) break
+  }
+  return Buffer.concat(kept)
+}
+
+const describeError = (error: NvsmiError): string => {
+  const excerpt =
+    "excerpt" in error && error.excerpt !== "" ? `\n  output begins: ${JSON.stringify(error.excerpt)}` : ""
+  return `gpu-serials parse: ${error.kind}: ${error.message}${excerpt}\n`
+}
+
+const describeFailure = (failure: GpuFailure): string => {
+  const gpu = failure.index === undefined ? "a GPU" : `GPU ${failure.index}`
+  const bus = failure.pciBusId === undefined ? "" : ` (${failure.pciBusId})`
+  return `gpu-serials parse: ${failure.kind}: ${gpu}${bus} could not be read: ${failure.reason}\n`
+}
