@@ -1,11 +1,11 @@
-import { Result } from "effect"
-
 /** A command's own options: each takes a value (`--format table`, `--format=table`) or is a switch. */
 export type OptionSpec = Readonly<Record<string, "value" | "switch">>
 
 export interface ParsedCommandLine {
   readonly options: ReadonlyMap<string, string>
   readonly positionals: ReadonlyArray<string>
+  /** Every problem of the line, so a command can report them together with its own checks. */
+  readonly problems: ReadonlyArray<UsageProblem>
 }
 
 /** A wrong command line: the message names the option or argument at fault. */
@@ -14,10 +14,7 @@ export interface UsageProblem {
 }
 
 /** Parses options anywhere on the line; `--` ends options; a lone `-` is a positional (stdin). */
-export const parseCommandLine = (
-  argv: ReadonlyArray<string>,
-  spec: OptionSpec,
-): Result.Result<ParsedCommandLine, ReadonlyArray<UsageProblem>> => {
+export const parseCommandLine = (argv: ReadonlyArray<string>, spec: OptionSpec): ParsedCommandLine => {
   const options = new Map<string, string>()
   const positionals: Array<string> = []
   const problems: Array<UsageProblem> = []
@@ -52,5 +49,5 @@ export const parseCommandLine = (
     }
     options.set(name, value)
   }
-  return problems.length === 0 ? Result.succeed({ options, positionals }) : Result.fail(problems)
+  return { options, positionals, problems }
 }

@@ -30,11 +30,11 @@ const formats = ["json", "table"] as const
 export const parseCommand = Effect.fn("ParseCommand")(function* (argv: ReadonlyArray<string>) {
   const io = yield* CliIo
   const commandLine = parseCommandLine(argv, { format: "value", cluster: "value", node: "value", "max-bytes": "value" })
-  if (Result.isFailure(commandLine)) return yield* usageFailure("parse", commandLine.failure, parseUsage)
-  const { options, positionals } = commandLine.success
+  const { options, positionals } = commandLine
   const format = options.get("format") ?? "json"
   const maxBytes = Number(options.get("max-bytes") ?? defaultMaxOutputBytes)
   const problems = [
+    ...commandLine.problems,
     ...(formats.some((known) => known === format)
       ? []
       : [{ message: `--format must be json or table, not ${format}` }]),
