@@ -1,11 +1,20 @@
 import { Effect } from "effect"
+import { builtinComponents } from "../component/BuiltinComponents.ts"
 import { serviceFlags } from "../config/Flags.ts"
+import { settingApplies } from "../config/SettingsReference.ts"
 import { CliIo } from "./CliIo.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { loadServiceConfig } from "./ServiceConfigLoader.ts"
 
-const flagColumn = Math.max(...serviceFlags.map((spec) => spec.flag.length + (spec.takesValue ? 6 : 0))) + 2
+const builtinExporterTypes = (builtinComponents.exporters ?? []).map((factory) => factory.type)
+
+/** The flags of the service settings and of the exporters this build has. */
+const runFlags = serviceFlags.filter(
+  (spec) => spec.setting === undefined || settingApplies(builtinExporterTypes)(spec.setting),
+)
+
+const flagColumn = Math.max(...runFlags.map((spec) => spec.flag.length + (spec.takesValue ? 6 : 0))) + 2
 
 export const runUsage = `Usage: gpu-serials run [--config FILE] [SETTING FLAGS]
 
@@ -13,7 +22,7 @@ Runs the service: watches the device-plugin pods, reads nvidia-smi in them and e
 Settings come from flags, then environment variables, then the config file, then defaults.
 
 Setting flags:
-${serviceFlags
+${runFlags
   .map((spec) => `  ${`${spec.flag}${spec.takesValue ? " VALUE" : ""}`.padEnd(flagColumn)}${spec.description}`)
   .join("\n")}
 `

@@ -61,7 +61,7 @@ export const exportersSetting: Setting<ReadonlyArray<string>> = {
   default: ["stdout"],
   secret: "none",
   label: "exporter type",
-  description: "Exporters of the pipeline, by type or component id (comma list): stdout, otlp, nats, http, postgres.",
+  description: "Exporters of the pipeline, by type or component id (comma list).",
   emptyEnvIsValue: true,
 }
 

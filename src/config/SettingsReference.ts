@@ -25,9 +25,18 @@ const defaultText = (setting: AnySetting): string | undefined => {
     .join(",")
 }
 
-/** Every setting as the configuration reference lists it, in the table's order. */
-export const settingsReference = (): ReadonlyArray<SettingReference> =>
-  allSettings.map((setting) => {
+/** Whether a setting applies to a service whose exporters are `exporterTypes` (all of them when absent). */
+export const settingApplies =
+  (exporterTypes: ReadonlyArray<string> | undefined) =>
+  (setting: AnySetting): boolean =>
+    exporterTypes === undefined || setting.exporter === undefined || exporterTypes.includes(setting.exporter)
+
+/**
+ * Every setting as the configuration reference lists it, in the table's order; given the exporter types a
+ * build has, only the settings of those exporters.
+ */
+export const settingsReference = (exporterTypes?: ReadonlyArray<string>): ReadonlyArray<SettingReference> =>
+  allSettings.filter(settingApplies(exporterTypes)).map((setting) => {
     const text = defaultText(setting)
     return {
       path: settingPath(setting),
@@ -44,8 +53,8 @@ const cell = (text: string | undefined): string =>
   text === undefined || text === "" ? "" : `\`${text.replaceAll("|", "\\|")}\``
 
 /** The configuration reference as a Markdown table. */
-export const settingsReferenceMarkdown = (): string => {
-  const rows = settingsReference().map((row) =>
+export const settingsReferenceMarkdown = (exporterTypes?: ReadonlyArray<string>): string => {
+  const rows = settingsReference(exporterTypes).map((row) =>
     [
       cell(row.env),
       cell(row.flag),

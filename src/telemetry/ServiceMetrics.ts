@@ -1,0 +1,45 @@
+import { Context, type Effect } from "effect"
+import type { InventoryEventKind } from "../domain/InventoryEvent.ts"
+import type { ExporterStats } from "../exporter/Exporter.ts"
+
+/** Outcome of reading one node; `errorKind` is a bounded label (nvidia-smi error kind or exec failure kind). */
+export interface ReadingOutcome {
+  readonly result: "ok" | "partial" | "failed"
+  readonly errorKind?: string
+}
+
+/** What the inventory knows now, read by gauges when metrics are collected. */
+export interface InventorySnapshot {
+  readonly gpus: number
+  readonly nodes: number
+  /** GPU count by product name (`unknown` when absent); bounded by the number of GPU models. */
+  readonly gpusByModel: Readonly<Record<string, number>>
+}
+
+/**
+ * The service's own metrics (PRODUCT.md §8): one set of instruments for /metrics (Prometheus text) and
+ * OTLP. Every label value is bounded — no pod or node names. Recording never fails and never blocks.
+ */
+export class ServiceMetrics extends Context.Service<
+  ServiceMetrics,
+  {
+    readonly readingFinished: (outcome: ReadingOutcome) => Effect.Effect<void>
+    readonly execFinished: (durationSeconds: number, result: "ok" | "error" | "timeout") => Effect.Effect<void>
+    /** A node read succeeded now (the `last successful reading` timestamp gauge). */
+    readonly readingSucceededAt: (time: Date) => Effect.Effect<void>
+    readonly workQueueRetried: Effect.Effect<void>
+    /** A key was dropped after its last attempt; `reason` is a bounded label. */
+    readonly workQueueGaveUp: (reason: string) => Effect.Effect<void>
+    readonly informerRestarted: (resource: "pods" | "nodes") => Effect.Effect<void>
+    readonly inventoryEvents: (kind: InventoryEventKind, count: number) => Effect.Effect<void>
+    readonly leaderChanged: (leading: boolean) => Effect.Effect<void>
+    /** Registers the source of the work-queue depth gauge (read when metrics are collected). */
+    readonly observeWorkQueueDepth: (depth: () => number) => Effect.Effect<void>
+    /** Registers the source of the GPUs/nodes known gauges. */
+    readonly observeInventory: (snapshot: () => InventorySnapshot) => Effect.Effect<void>
+    /** Latest exporter counters by exporter id; the service refreshes them periodically. */
+    readonly exporterStats: (stats: Readonly<Record<string, ExporterStats>>) => Effect.Effect<void>
+    /** One export write: its duration and outcome, by exporter id. */
+    readonly exportWritten: (exporter: string, durationSeconds: number, ok: boolean) => Effect.Effect<void>
+  }
+>()("gpu-serials/telemetry/ServiceMetrics") {}

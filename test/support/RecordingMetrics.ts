@@ -1,0 +1,65 @@
+import { Effect, Layer } from "effect"
+import type { InventorySnapshot, ReadingOutcome } from "../../src/telemetry/ServiceMetrics.ts"
+import { ServiceMetrics } from "../../src/telemetry/ServiceMetrics.ts"
+
+/** What components recorded, for tests that check a component reports what it did. */
+export interface RecordedMetrics {
+  readonly readings: Array<ReadingOutcome>
+  readonly execs: Array<{ readonly durationSeconds: number; readonly result: string }>
+  readonly workQueueRetries: { count: number }
+  readonly workQueueGiveUps: Array<string>
+  readonly informerRestarts: Array<string>
+  readonly events: Record<string, number>
+  readonly leading: Array<boolean>
+  readonly exportWrites: Array<{ readonly exporter: string; readonly ok: boolean }>
+  workQueueDepth: () => number
+  inventory: () => InventorySnapshot
+}
+
+export const recordingMetrics = (): {
+  readonly recorded: RecordedMetrics
+  readonly layer: Layer.Layer<ServiceMetrics>
+} => {
+  const recorded: RecordedMetrics = {
+    readings: [],
+    execs: [],
+    workQueueRetries: { count: 0 },
+    workQueueGiveUps: [],
+    informerRestarts: [],
+    events: {},
+    leading: [],
+    exportWrites: [],
+    workQueueDepth: () => 0,
+    inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
+  }
+  const record = (action: () => void) => Effect.sync(action)
+  const layer = Layer.succeed(
+    ServiceMetrics,
+    ServiceMetrics.of({
+      readingFinished: (outcome) => record(() => recorded.readings.push(outcome)),
+      execFinished: (durationSeconds, result) => record(() => recorded.execs.push({ durationSeconds, result })),
+      readingSucceededAt: () => Effect.void,
+      workQueueRetried: record(() => {
+        recorded.workQueueRetries.count++
+      }),
+      workQueueGaveUp: (reason) => record(() => recorded.workQueueGiveUps.push(reason)),
+      informerRestarted: (resource) => record(() => recorded.informerRestarts.push(resource)),
+      inventoryEvents: (kind, count) =>
+        record(() => {
+          recorded.events[kind] = (recorded.events[kind] ?? 0) + count
+        }),
+      leaderChanged: (leading) => record(() => recorded.leading.push(leading)),
+      observeWorkQueueDepth: (depth) =>
+        record(() => {
+          recorded.workQueueDepth = depth
+        }),
+      observeInventory: (snapshot) =>
+        record(() => {
+          recorded.inventory = snapshot
+        }),
+      exporterStats: () => Effect.void,
+      exportWritten: (exporter, _durationSeconds, ok) => record(() => recorded.exportWrites.push({ exporter, ok })),
+    }),
+  )
+  return { recorded, layer }
+}
