@@ -1,0 +1,92 @@
+import type { JsonObject } from "./Json.ts"
+import { allKinds, type ResourceKind } from "./ResourceKind.ts"
+
+/** The Kubernetes release the API server reports; kubectl's version skew checks read it. */
+export const serverVersion = {
+  major: "1",
+  minor: "32",
+  gitVersion: "v1.32.4",
+  gitCommit: "59526cd4867447956156ae3a602fcbac10a2c335",
+  gitTreeState: "clean",
+  buildDate: "2025-04-22T16:02:27Z",
+  goVersion: "go1.23.6",
+  compiler: "gc",
+  platform: "linux/amd64",
+} as const
+
+/** `GET /api`: the legacy core group versions. */
+export const coreApiVersions = (serverAddress: string): JsonObject => ({
+  kind: "APIVersions",
+  versions: ["v1"],
+  serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }],
+})
+
+const groupsOf = (): string[] => [...new Set(allKinds.map((kind) => kind.group).filter((group) => group !== ""))]
+
+const groupVersion = (group: string): JsonObject => {
+  const version = allKinds.find((kind) => kind.group === group)?.version ?? "v1"
+  return { groupVersion: `${group}/${version}`, version }
+}
+
+export const apiGroup = (group: string): JsonObject => ({
+  kind: "APIGroup",
+  apiVersion: "v1",
+  name: group,
+  versions: [groupVersion(group)],
+  preferredVersion: groupVersion(group),
+})
+
+/** `GET /apis`: the named groups, legacy (unaggregated) form. */
+export const apiGroupList = (): JsonObject => ({
+  kind: "APIGroupList",
+  apiVersion: "v1",
+  groups: groupsOf().map((group) => {
+    const { kind: _, apiVersion: __, ...rest } = apiGroup(group)
+    return rest
+  }),
+})
+
+/** `GET /api/v1` or `GET /apis/<group>/<version>`: the resources of one group version. */
+export const apiResourceList = (group: string, version: string): JsonObject | undefined => {
+  const kinds = allKinds.filter((kind) => kind.group === group && kind.version === version)
+  if (kinds.length === 0) return undefined
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: group === "" ? version : `${group}/${version}`,
+    resources: kinds.flatMap((kind) => [resourceEntry(kind), ...subresourceEntries(kind)]),
+  }
+}
+
+const resourceEntry = (kind: ResourceKind): JsonObject => {
+  const entry: JsonObject = {
+    name: kind.resource,
+    singularName: kind.singular,
+    namespaced: kind.namespaced,
+    kind: kind.kind,
+    verbs: [...kind.verbs],
+  }
+  if (kind.shortNames.length > 0) entry.shortNames = [...kind.shortNames]
+  if (kind.categories.length > 0) entry.categories = [...kind.categories]
+  entry.storageVersionHash = storageVersionHash(kind)
+  return entry
+}
+
+const subresourceEntries = (kind: ResourceKind): JsonObject[] =>
+  kind.subresources.map((subresource) => ({
+    name: `${kind.resource}/${subresource.name}`,
+    singularName: "",
+    namespaced: kind.namespaced,
+    kind: subresource.kind,
+    verbs: [...subresource.verbs],
+  }))
+
+/** A stable 8-byte base64 tag per resource, shaped like the API server's storage version hash. */
+const storageVersionHash = (kind: ResourceKind): string => {
+  let hash = 2166136261
+  for (const char of `${kind.group}/${kind.version}/${kind.kind}`) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619)
+  const bytes = Buffer.alloc(8)
+  bytes.writeUInt32BE(hash >>> 0, 0)
+  bytes.writeUInt32BE(Math.imul(hash, 2654435761) >>> 0, 4)
+  return bytes.toString("base64")
+}
