@@ -1,0 +1,71 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Result } from "effect"
+import { parseXmlReading, XmlReadingParser } from "../src/nvsmi/XmlReadingParser.ts"
+import { againstBudget, type Summary, sample } from "./Sampling.ts"
+
+const fixtureDirectory = fileURLToPath(new URL("../../shared/fixtures/nvidia-smi/", import.meta.url))
+const parseBudgetMs = 2
+const chunkBytes = 16 * 1024
+const largestFixtures = 4
+
+interface ParseFigure {
+  readonly name: string
+  readonly bytes: number
+  readonly gpus: number
+  readonly whole: Summary
+  readonly chunked: Summary
+}
+
+const parseWhole = (document: Buffer): number => {
+  const reading = parseXmlReading(document)
+  if (Result.isFailure(reading)) throw new Error(`benchmark document does not parse: ${reading.failure.message}`)
+  return reading.success.gpus.length
+}
+
+const parseChunked = (document: Buffer): void => {
+  const parser = new XmlReadingParser()
+  for (let offset = 0; offset < document.length; offset += chunkBytes) {
+    parser.write(document.subarray(offset, offset + chunkBytes))
+  }
+  if (Result.isFailure(parser.end())) throw new Error("benchmark document does not parse in chunks")
+}
+
+const measure = (name: string, document: Buffer): ParseFigure => {
+  const gpus = parseWhole(document)
+  const options = { warmupRuns: 200, runs: 2_000, maxMs: 4_000 }
+  return {
+    name,
+    bytes: document.length,
+    gpus,
+    whole: sample(() => parseWhole(document), options),
+    chunked: sample(() => parseChunked(document), options),
+  }
+}
+
+/** Parse time of the largest real `-q -x` captures: median of many runs, throughput, and the 2 ms budget. */
+export const parseBench = (): ReadonlyArray<string> => {
+  if (!existsSync(fixtureDirectory)) {
+    return [`parse: the nvidia-smi captures are not at ${fixtureDirectory}; nothing measured`]
+  }
+  const documents = readdirSync(fixtureDirectory)
+    .filter((name) => name.endsWith(".xml"))
+    .map((name) => ({ name, size: statSync(join(fixtureDirectory, name)).size }))
+    .sort((a, b) => b.size - a.size)
+    .slice(0, largestFixtures)
+  const lines = [
+    `parse (-q -x, budget ${parseBudgetMs} ms median per document; whole buffer / fed in ${chunkBytes / 1024} KiB chunks)`,
+  ]
+  for (const { name } of documents) {
+    const figure = measure(name, readFileSync(join(fixtureDirectory, name)))
+    const megabytesPerSecond = figure.bytes / 1e6 / (figure.whole.medianMs / 1e3)
+    lines.push(
+      `  ${figure.name} (${(figure.bytes / 1024).toFixed(0)} KiB, ${figure.gpus} GPU): ` +
+        `median ${figure.whole.medianMs.toFixed(3)} ms, p99 ${figure.whole.p99Ms.toFixed(3)} ms, ` +
+        `${megabytesPerSecond.toFixed(0)} MB/s, ${againstBudget(figure.whole.medianMs, parseBudgetMs)}; ` +
+        `chunked median ${figure.chunked.medianMs.toFixed(3)} ms (${figure.whole.runs} runs)`,
+    )
+  }
+  return lines
+}
