@@ -1,0 +1,189 @@
+import type { HostGpu, SimulatedHost } from "../catalog/SimulatedHost.ts"
+import { featuresOf } from "./DriverFeatures.ts"
+import { readingsOf } from "./GpuReadings.ts"
+import { queryTimestamp } from "./ReportTimestamp.ts"
+
+interface FieldContext {
+  readonly host: SimulatedHost
+  readonly gpu: HostGpu
+  readonly now: Date
+}
+
+/** One `--query-gpu` property: its value for a GPU, and its unit as the CSV header shows it. */
+interface QueryField {
+  readonly unit?: string
+  readonly since?: "570"
+  readonly value: (context: FieldContext) => string
+}
+
+const notAvailable = "[N/A]"
+const orNotAvailable = (value: string | number | undefined): string =>
+  value === undefined || value === "N/A" ? notAvailable : String(value)
+const hex = (value: number, width: number) => `0x${value.toString(16).toUpperCase().padStart(width, "0")}`
+
+const migMode = ({ host, gpu }: FieldContext) =>
+  !host.model.migCapable ? notAvailable : gpu.identity.migProfiles.length > 0 ? "Enabled" : "Disabled"
+
+const fields: Readonly<Record<string, QueryField>> = {
+  timestamp: { value: ({ now }) => queryTimestamp(now) },
+  driver_version: { value: ({ host }) => host.driver.version },
+  count: { value: ({ host }) => String(host.gpus.length) },
+  name: { value: ({ host }) => host.model.productName },
+  serial: { value: ({ gpu }) => orNotAvailable(gpu.identity.serial) },
+  uuid: { value: ({ gpu }) => gpu.identity.uuid },
+  "pci.bus_id": { value: ({ gpu }) => gpu.slot.pciBusId },
+  "pci.domain": { value: ({ gpu }) => hex(gpu.slot.domain, 4) },
+  "pci.bus": { value: ({ gpu }) => hex(gpu.slot.bus, 2) },
+  "pci.device": { value: ({ gpu }) => hex(gpu.slot.device, 2) },
+  "pci.device_id": { value: ({ host }) => `0x${host.model.pciDeviceId}` },
+  "pci.sub_device_id": { value: ({ host }) => `0x${host.model.pciSubSystemId}` },
+  "pcie.link.gen.current": {
+    value: ({ host }) => String(Math.min(host.model.pcieGeneration, host.model.hostPcieGeneration)),
+  },
+  "pcie.link.gen.max": {
+    value: ({ host }) => String(Math.min(host.model.pcieGeneration, host.model.hostPcieGeneration)),
+  },
+  "pcie.link.width.current": { value: () => "16" },
+  "pcie.link.width.max": { value: () => "16" },
+  index: { value: ({ gpu }) => String(gpu.slot.index) },
+  display_mode: { value: () => "Enabled" },
+  display_active: { value: () => "Disabled" },
+  persistence_mode: { value: () => "Enabled" },
+  "accounting.mode": { value: () => "Disabled" },
+  "accounting.buffer_size": { value: () => "4000" },
+  "driver_model.current": { value: () => notAvailable },
+  "driver_model.pending": { value: () => notAvailable },
+  vbios_version: { value: ({ host }) => host.model.vbiosVersion },
+  "inforom.img": { value: ({ host }) => host.model.inforomImage },
+  "inforom.oem": { value: ({ host }) => host.model.inforomOem },
+  "inforom.ecc": { value: ({ host }) => (host.model.ecc ? host.model.inforomEcc : notAvailable) },
+  "inforom.pwr": { value: () => notAvailable },
+  "gom.current": { value: () => notAvailable },
+  "gom.pending": { value: () => notAvailable },
+  "fan.speed": {
+    unit: "%",
+    value: ({ host, gpu }) =>
+      host.model.productBrand === "GeForce" ? `${30 + (gpu.identity.variance % 20)} %` : notAvailable,
+  },
+  pstate: { value: () => "P0" },
+  "memory.total": { unit: "MiB", value: ({ host }) => `${host.model.memoryMiB} MiB` },
+  "memory.reserved": { unit: "MiB", value: ({ host }) => `${host.model.reservedMiB} MiB` },
+  "memory.used": { unit: "MiB", value: ({ host, gpu }) => `${readingsOf(host.model, gpu.identity).memoryUsedMiB} MiB` },
+  "memory.free": {
+    unit: "MiB",
+    value: ({ host, gpu }) =>
+      `${host.model.memoryMiB - host.model.reservedMiB - readingsOf(host.model, gpu.identity).memoryUsedMiB} MiB`,
+  },
+  compute_mode: { value: () => "Default" },
+  compute_cap: { value: ({ host }) => host.model.computeCapability },
+  "utilization.gpu": { unit: "%", value: ({ gpu }) => (gpu.identity.migProfiles.length > 0 ? notAvailable : "0 %") },
+  "utilization.memory": { unit: "%", value: ({ gpu }) => (gpu.identity.migProfiles.length > 0 ? notAvailable : "0 %") },
+  "ecc.mode.current": { value: ({ host }) => (host.model.ecc ? "Enabled" : notAvailable) },
+  "ecc.mode.pending": { value: ({ host }) => (host.model.ecc ? "Enabled" : notAvailable) },
+  "temperature.gpu": { value: ({ host, gpu }) => String(readingsOf(host.model, gpu.identity).temperatureC) },
+  "temperature.memory": {
+    value: ({ host, gpu }) =>
+      host.model.architecture === "Hopper" ||
+      host.model.architecture === "Blackwell" ||
+      host.model.architecture === "Ampere"
+        ? String(readingsOf(host.model, gpu.identity).memoryTemperatureC)
+        : "N/A",
+  },
+  "power.draw": {
+    unit: "W",
+    value: ({ host, gpu }) => `${readingsOf(host.model, gpu.identity).powerDrawW.toFixed(2)} W`,
+  },
+  "power.limit": { unit: "W", value: ({ host }) => `${host.model.powerLimitW.toFixed(2)} W` },
+  "enforced.power.limit": { unit: "W", value: ({ host }) => `${host.model.powerLimitW.toFixed(2)} W` },
+  "clocks.current.graphics": {
+    unit: "MHz",
+    value: ({ host, gpu }) => `${readingsOf(host.model, gpu.identity).graphicsClockMHz} MHz`,
+  },
+  "clocks.current.sm": {
+    unit: "MHz",
+    value: ({ host, gpu }) => `${readingsOf(host.model, gpu.identity).graphicsClockMHz} MHz`,
+  },
+  "clocks.current.memory": { unit: "MHz", value: ({ host }) => `${host.model.maxMemoryMHz} MHz` },
+  "clocks.max.graphics": { unit: "MHz", value: ({ host }) => `${host.model.maxGraphicsMHz} MHz` },
+  "clocks.max.sm": { unit: "MHz", value: ({ host }) => `${host.model.maxGraphicsMHz} MHz` },
+  "clocks.max.memory": { unit: "MHz", value: ({ host }) => `${host.model.maxMemoryMHz} MHz` },
+  "mig.mode.current": { value: migMode },
+  "mig.mode.pending": { value: migMode },
+  gpu_recovery_action: { since: "570", value: () => "None" },
+  "platform.chassis_serial_number": { since: "570", value: ({ host }) => orNotAvailable(host.rack?.chassisSerial) },
+  "platform.slot_number": { since: "570", value: ({ host }) => orNotAvailable(host.rack?.slotNumber) },
+  "platform.tray_index": { since: "570", value: ({ host }) => orNotAvailable(host.rack?.trayIndex) },
+  "platform.host_id": { since: "570", value: ({ host }) => orNotAvailable(host.rack?.hostId) },
+  "platform.peer_type": {
+    since: "570",
+    value: ({ host }) => (host.rack === undefined ? notAvailable : "Switch Connected"),
+  },
+  "platform.module_id": { since: "570", value: ({ gpu }) => String(gpu.slot.moduleId) },
+  "platform.gpu_fabric_guid": { since: "570", value: ({ gpu }) => orNotAvailable(gpu.identity.fabricGuid) },
+}
+
+/** Alternative spellings the real tool accepts for the same property. */
+const aliases: Readonly<Record<string, string>> = {
+  gpu_name: "name",
+  gpu_serial: "serial",
+  gpu_uuid: "uuid",
+  gpu_bus_id: "pci.bus_id",
+  "clocks.gr": "clocks.current.graphics",
+  "clocks.sm": "clocks.current.sm",
+  "clocks.mem": "clocks.current.memory",
+  "clocks.max.gr": "clocks.max.graphics",
+  "clocks.max.mem": "clocks.max.memory",
+  "power.draw.instant": "power.draw",
+}
+
+export interface CsvFormat {
+  readonly header: boolean
+  readonly units: boolean
+}
+
+export type QueryOutcome = { readonly csv: string } | { readonly invalidField: string }
+
+/**
+ * `--query-gpu=<fields> --format=csv[,noheader][,nounits]`: one CSV line per GPU with the fields in the
+ * order asked, `[N/A]` where a GPU has no value. A field the driver does not know (every `platform.*`
+ * field before 570) rejects the whole query, as the real tool does.
+ */
+export const queryGpu = (
+  host: SimulatedHost,
+  gpus: ReadonlyArray<HostGpu>,
+  requested: ReadonlyArray<string>,
+  format: CsvFormat,
+  now: Date,
+): QueryOutcome => {
+  const platformFields = featuresOf(host.driver.version).platformInfo
+  const resolved: QueryField[] = []
+  for (const name of requested) {
+    const field = fields[aliases[name] ?? name]
+    if (field === undefined || (field.since === "570" && !platformFields)) return { invalidField: name }
+    resolved.push(field)
+  }
+  const lines: string[] = []
+  if (format.header)
+    lines.push(
+      requested
+        .map((name, index) => {
+          const unit = resolved[index]?.unit
+          return unit === undefined || !format.units ? name : `${name} [${unit}]`
+        })
+        .join(", "),
+    )
+  for (const gpu of gpus) {
+    const context = { host, gpu, now }
+    lines.push(
+      resolved
+        .map((field) => {
+          const value = field.value(context)
+          return format.units || field.unit === undefined || value === notAvailable
+            ? value
+            : value.slice(0, value.length - field.unit.length - 1)
+        })
+        .join(", "),
+    )
+  }
+  return { csv: lines.map((line) => `${line}\n`).join("") }
+}
