@@ -232,7 +232,7 @@ describe("the example config/gpu-serials.yaml", () => {
     const text = readFileSync(new URL("../../config/gpu-serials.yaml", import.meta.url), "utf8")
     const config = configOf({ file: text })
     expect(config.clusterName).toBe("prod-east")
-    expect(config.exporters.map((e) => e.id)).toEqual(["stdout", "otlp", "nats"])
+    expect(config.exporters.map((e) => e.id)).toEqual(["stdout"])
     expect(config.kubeExec.workers).toBe(16)
   })
 })
