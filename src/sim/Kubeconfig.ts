@@ -1,0 +1,46 @@
+import { chmod, mkdir, writeFile } from "node:fs/promises"
+import { dirname } from "node:path"
+
+export interface KubeconfigEntry {
+  readonly server: string
+  readonly token: string
+  readonly clusterName: string
+  readonly namespace: string
+}
+
+/**
+ * The kubeconfig of the simulated cluster: one cluster, one token user, one context that is current.
+ * `insecure-skip-tls-verify` is set because @kubernetes/client-node refuses an `http:` server without it.
+ */
+export const kubeconfigYaml = (entry: KubeconfigEntry): string => {
+  const name = entry.clusterName
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    "- cluster:",
+    "    insecure-skip-tls-verify: true",
+    `    server: ${entry.server}`,
+    `  name: ${name}`,
+    "contexts:",
+    "- context:",
+    `    cluster: ${name}`,
+    `    namespace: ${entry.namespace}`,
+    `    user: ${name}-admin`,
+    `  name: ${name}`,
+    `current-context: ${name}`,
+    "preferences: {}",
+    "users:",
+    `- name: ${name}-admin`,
+    "  user:",
+    `    token: ${entry.token}`,
+    "",
+  ].join("\n")
+}
+
+/** Writes the kubeconfig readable by its owner only, as kubectl expects of a file holding a token. */
+export const writeKubeconfig = async (path: string, entry: KubeconfigEntry): Promise<void> => {
+  await mkdir(dirname(path), { recursive: true })
+  await writeFile(path, kubeconfigYaml(entry), { mode: 0o600 })
+  await chmod(path, 0o600)
+}

@@ -1,0 +1,369 @@
+import { randomBytes } from "node:crypto"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { ApiServer } from "./api/ApiServer.ts"
+import type { JsonObject } from "./api/Json.ts"
+import type { DeletionPolicy } from "./api/ObjectWrites.ts"
+import { OpenWatches } from "./api/OpenWatches.ts"
+import { namespaces, nodes, pods } from "./api/ResourceKind.ts"
+import { ResourceStore } from "./api/ResourceStore.ts"
+import { Fleet } from "./catalog/Fleet.ts"
+import type { FleetModelName } from "./catalog/GpuModel.ts"
+import { SeededRandom } from "./catalog/SeededRandom.ts"
+import type { DriverFailure, SimulatedHost } from "./catalog/SimulatedHost.ts"
+import { Churn, type ChurnRates } from "./cluster/Churn.ts"
+import { ContainerRuntime } from "./cluster/ContainerRuntime.ts"
+import { DevicePluginDaemonSet } from "./cluster/DevicePluginDaemonSet.ts"
+import { nodeObject } from "./cluster/NodeObject.ts"
+import type { ExecLatency } from "./exec/ExecLatency.ts"
+import { PodExec } from "./exec/PodExec.ts"
+import { FaultPlan, type FaultRates, type ScriptedFault } from "./faults/FaultPlan.ts"
+import { writeKubeconfig } from "./Kubeconfig.ts"
+import { defaultExecLatency, defaultPodTimings, type SimulatedClusterOptions } from "./SimulatedClusterOptions.ts"
+
+/** One GPU as the simulated host has it now: what the service should end up reporting. */
+export interface SimulatedGpuView {
+  readonly index: number
+  readonly uuid: string
+  /** `N/A` where the product reports no serial. */
+  readonly serial: string
+  readonly pciBusId: string
+  readonly moduleId: number
+  readonly migMode: "Enabled" | "Disabled" | "N/A"
+  readonly chassisSerial: string | undefined
+}
+
+export interface SimulatedNodeView {
+  readonly name: string
+  /** Empty for the bare-metal nodes registered without a cloud provider. */
+  readonly providerId: string
+  readonly model: FleetModelName
+  readonly productName: string
+  readonly driverVersion: string
+  readonly driverFailure: DriverFailure | undefined
+  readonly pod: string | undefined
+  readonly gpus: ReadonlyArray<SimulatedGpuView>
+}
+
+export interface SimulatedClusterStats {
+  readonly resourceVersion: number
+  readonly nodes: number
+  readonly pods: number
+  readonly requests: number
+  readonly execs: number
+  readonly execSessionsOpen: number
+  readonly watchesOpen: number
+}
+
+/** Fault injection on a running cluster. */
+export interface FaultControl {
+  inject(fault: ScriptedFault): void
+  setRates(rates: Partial<FaultRates>): void
+  clear(): void
+  /** Resets the connections of open watches (of one resource, or all); returns how many. */
+  dropWatches(resource?: string): number
+  /** Keeps open watches connected but silent from now on; returns how many. */
+  stallWatches(resource?: string): number
+}
+
+export interface ChurnControl {
+  setRates(rates: Partial<ChurnRates>): void
+  readonly rates: ChurnRates
+}
+
+/** A running simulated cluster: its address, its kubeconfig, and the controls tests and the demo use. */
+export interface SimulatedCluster {
+  readonly url: string
+  readonly kubeconfigPath: string
+  readonly token: string
+  readonly namespace: string
+  readonly labelSelector: string
+  readonly container: string
+  nodeNames(): ReadonlyArray<string>
+  node(name: string): SimulatedNodeView | undefined
+  podOf(nodeName: string): string | undefined
+  /** Adds a node (Ready) whose device-plugin pod then goes Pending → Running → Ready; returns its name. */
+  addNode(model?: FleetModelName): string
+  /** Deletes a node; its device-plugin pod is garbage-collected. */
+  removeNode(nodeName: string): void
+  /** Deletes the device-plugin pod of a node; the DaemonSet replaces it. Returns the deleted pod's name. */
+  restartPod(nodeName: string): string
+  /**
+   * Moves a GPU board between two nodes (two-GPU modules on GB200); both pods restart unless
+   * `restartPods` is false. Returns the UUIDs that changed node.
+   */
+  swapGpus(
+    first: string,
+    second: string,
+    options?: { readonly index?: number; readonly restartPods?: boolean },
+  ): ReadonlyArray<string>
+  setDriverFailure(nodeName: string, failure: DriverFailure | undefined): void
+  setPodReady(nodeName: string, ready: boolean): void
+  /** Changes the nvidia-smi run time from now on. */
+  setExecLatency(latency: ExecLatency | number): void
+  readonly faults: FaultControl
+  readonly churn: ChurnControl
+  /** Drops the watch history: resuming from any earlier resourceVersion is now 410 Gone. */
+  compactHistory(): void
+  stats(): SimulatedClusterStats
+  close(): Promise<void>
+}
+
+const immediateDeletion =
+  (store: ResourceStore): DeletionPolicy =>
+  (stored) =>
+    store.delete(stored.kind, stored.namespace, stored.name)
+
+/**
+ * Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1 and writes a kubeconfig for it. The
+ * real `@kubernetes/client-node` and `kubectl` work against it unchanged.
+ */
+export const startSimulatedCluster = async (options: SimulatedClusterOptions = {}): Promise<SimulatedCluster> => {
+  const seed = options.seed ?? "gpu-serials"
+  const root = new SeededRandom(seed)
+  const namespace = options.namespace ?? "gpu-operator"
+  const podLabels = options.podLabels ?? { app: "nvidia-device-plugin-daemonset" }
+  const container = options.container ?? "nvidia-device-plugin"
+  const clusterName = options.clusterName ?? "gpu-sim"
+  const token = options.token ?? randomBytes(24).toString("base64url")
+  const now = () => new Date()
+  let latency: ExecLatency = latencyOf(options.execLatency ?? defaultExecLatency)
+
+  const storeRandom = root.fork("store")
+  const store = new ResourceStore({
+    historyLimit: options.historyLimit ?? 10_000,
+    newUid: () => storeRandom.uuid(),
+    newNameSuffix: () => storeRandom.chars("bcdfghjklmnpqrstvwxz2456789", 5),
+    now,
+  })
+  for (const name of new Set([
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    namespace,
+    ...(options.extraNamespaces ?? ["gpu-serials"]),
+  ]))
+    store.create(namespaces, namespaceObject(name))
+
+  const fleet = Fleet.generate({
+    nodes: options.nodes ?? 12,
+    modelMix: options.modelMix ?? {},
+    seed,
+    clusterName,
+  })
+  const daemonSet = new DevicePluginDaemonSet(store, fleet, {
+    namespace,
+    name: "nvidia-device-plugin-daemonset",
+    labels: podLabels,
+    container,
+    timings: { ...defaultPodTimings, ...options.podTimings },
+    random: root.fork("daemonset"),
+    now,
+  })
+  for (const host of fleet.hosts.values()) store.create(nodes, nodeObject(host, now()))
+  for (const host of fleet.hosts.values()) daemonSet.schedule(host.machine.nodeName, true)
+
+  const faults = new FaultPlan(options.faults ?? {}, root.fork("faults"))
+  const runtime = new ContainerRuntime({
+    fleet,
+    gpuContainer: container,
+    latency: () => latency,
+    faults,
+    random: root.fork("runtime"),
+    now,
+  })
+  const exec = new PodExec(runtime)
+  const openWatches = new OpenWatches()
+  const watchRandom = root.fork("watch")
+  const api = await ApiServer.listen(
+    {
+      store,
+      token,
+      openWatches,
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
+      defaultWatchTimeoutSeconds: () => options.watchTimeoutSeconds ?? watchRandom.int(1800, 3600),
+      gate: faults.gate,
+      deletion: (kind) => (kind === pods ? daemonSet.deletion : immediateDeletion(store)),
+      exec,
+      now,
+    },
+    options.port ?? 0,
+  )
+
+  let temporaryDirectory: string | undefined
+  let kubeconfigPath = options.kubeconfigPath
+  if (kubeconfigPath === undefined) {
+    temporaryDirectory = await mkdtemp(join(tmpdir(), "gpu-sim-"))
+    kubeconfigPath = join(temporaryDirectory, "kubeconfig")
+  }
+  await writeKubeconfig(kubeconfigPath, { server: api.url, token, clusterName, namespace })
+
+  const churnRandom = root.fork("churn")
+  const hostOf = (nodeName: string): SimulatedHost => {
+    const host = fleet.host(nodeName)
+    if (host === undefined) throw new RangeError(`no GPU node "${nodeName}"`)
+    return host
+  }
+  const control = {
+    addNode: (model?: FleetModelName): string => {
+      const host = fleet.addHost(model)
+      store.create(nodes, nodeObject(host, now()))
+      daemonSet.schedule(host.machine.nodeName, false)
+      return host.machine.nodeName
+    },
+    removeNode: (nodeName: string): void => {
+      hostOf(nodeName)
+      store.delete(nodes, "", nodeName)
+    },
+    restartPod: (nodeName: string): string => daemonSet.restart(nodeName),
+    swapGpus: (first: string, second: string, swap?: { readonly index?: number; readonly restartPods?: boolean }) => {
+      const moved = fleet.swapGpus(hostOf(first), hostOf(second), swap?.index ?? 0)
+      if (swap?.restartPods !== false) {
+        daemonSet.restart(first)
+        daemonSet.restart(second)
+      }
+      return moved
+    },
+  }
+  const randomHost = (accept: (host: SimulatedHost) => boolean = () => true): SimulatedHost | undefined => {
+    const candidates = [...fleet.hosts.values()].filter(accept)
+    return candidates.length === 0 ? undefined : churnRandom.pick(candidates)
+  }
+  const churn = new Churn(
+    options.churn ?? {},
+    {
+      restartRandomPod: () => {
+        const host = randomHost((candidate) => daemonSet.podOf(candidate.machine.nodeName) !== undefined)
+        if (host !== undefined) daemonSet.restart(host.machine.nodeName)
+      },
+      addRandomNode: () => {
+        control.addNode()
+      },
+      removeRandomNode: () => {
+        if (fleet.hosts.size <= 1) return
+        const host = randomHost()
+        if (host !== undefined) control.removeNode(host.machine.nodeName)
+      },
+      swapRandomGpus: () => {
+        const first = randomHost((host) => host.failure === undefined && host.gpus.length > 0)
+        if (first === undefined) return
+        const second = randomHost(
+          (host) => host !== first && host.model === first.model && host.failure === undefined && host.gpus.length > 0,
+        )
+        if (second === undefined) return
+        const ready = (host: SimulatedHost) => daemonSet.podOf(host.machine.nodeName) !== undefined
+        control.swapGpus(first.machine.nodeName, second.machine.nodeName, {
+          index: churnRandom.int(0, first.gpus.length - 1),
+          restartPods: ready(first) && ready(second),
+        })
+      },
+      flapRandomReadiness: () => {
+        const host = randomHost((candidate) => daemonSet.podOf(candidate.machine.nodeName) !== undefined)
+        if (host === undefined) return
+        const nodeName = host.machine.nodeName
+        daemonSet.setReady(nodeName, false)
+        setTimeout(() => daemonSet.setReady(nodeName, true), 1000).unref()
+      },
+    },
+    churnRandom,
+  )
+  const dropTicker = setInterval(
+    () => openWatches.dropRandomly(faults.currentRates.watchDropPerSecond, () => watchRandom.next()),
+    1000,
+  )
+  dropTicker.unref()
+
+  let closed = false
+  return {
+    url: api.url,
+    kubeconfigPath,
+    token,
+    namespace,
+    labelSelector: Object.entries(podLabels)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(","),
+    container,
+    nodeNames: () => [...fleet.hosts.keys()].sort(),
+    node: (name) => {
+      const host = fleet.host(name)
+      return host === undefined ? undefined : nodeView(host, daemonSet.podOf(name))
+    },
+    podOf: (nodeName) => daemonSet.podOf(nodeName),
+    addNode: control.addNode,
+    removeNode: control.removeNode,
+    restartPod: control.restartPod,
+    swapGpus: control.swapGpus,
+    setDriverFailure: (nodeName, failure) => fleet.setFailure(hostOf(nodeName), failure),
+    setPodReady: (nodeName, ready) => daemonSet.setReady(nodeName, ready),
+    setExecLatency: (next) => {
+      latency = latencyOf(next)
+    },
+    faults: {
+      inject: (fault) => faults.inject(fault),
+      setRates: (rates) => faults.setRates(rates),
+      clear: () => faults.clear(),
+      dropWatches: (resource) => openWatches.drop(resource),
+      stallWatches: (resource) => openWatches.stall(resource),
+    },
+    churn: {
+      setRates: (rates) => churn.setRates(rates),
+      get rates() {
+        return churn.currentRates
+      },
+    },
+    compactHistory: () => store.compact(),
+    stats: () => ({
+      resourceVersion: store.currentRevision,
+      nodes: store.count(nodes),
+      pods: store.count(pods),
+      requests: api.stats.requests,
+      execs: runtime.execs,
+      execSessionsOpen: exec.openSessions,
+      watchesOpen: openWatches.size,
+    }),
+    close: async () => {
+      if (closed) return
+      closed = true
+      churn.stop()
+      clearInterval(dropTicker)
+      daemonSet.close()
+      await api.close()
+      if (temporaryDirectory !== undefined) await rm(temporaryDirectory, { recursive: true, force: true })
+    },
+  }
+}
+
+const latencyOf = (latency: ExecLatency | number): ExecLatency =>
+  typeof latency === "number" ? { kind: "fixed", ms: latency } : latency
+
+const namespaceObject = (name: string): JsonObject => ({
+  apiVersion: "v1",
+  kind: "Namespace",
+  metadata: { name, labels: { "kubernetes.io/metadata.name": name } },
+  spec: { finalizers: ["kubernetes"] },
+  status: { phase: "Active" },
+})
+
+const nodeView = (host: SimulatedHost, pod: string | undefined): SimulatedNodeView => {
+  const migCapable = host.model.migCapable
+  return {
+    name: host.machine.nodeName,
+    providerId: host.machine.providerId,
+    model: host.fleetModel,
+    productName: host.model.productName,
+    driverVersion: host.driver.version,
+    driverFailure: host.failure,
+    pod,
+    gpus: host.gpus.map((gpu) => ({
+      index: gpu.slot.index,
+      uuid: gpu.identity.uuid,
+      serial: gpu.identity.serial,
+      pciBusId: gpu.slot.pciBusId,
+      moduleId: gpu.slot.moduleId,
+      migMode: migCapable ? (gpu.identity.migProfiles.length > 0 ? "Enabled" : "Disabled") : "N/A",
+      chassisSerial: host.rack?.chassisSerial,
+    })),
+  }
+}

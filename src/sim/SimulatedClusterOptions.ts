@@ -1,0 +1,44 @@
+import type { ModelMix } from "./catalog/Fleet.ts"
+import type { ChurnRates } from "./cluster/Churn.ts"
+import type { PodTimings } from "./cluster/DevicePluginDaemonSet.ts"
+import type { ExecLatency } from "./exec/ExecLatency.ts"
+import type { FaultRates } from "./faults/FaultPlan.ts"
+
+/** Knobs of the simulated cluster. Every field has a default; an empty object gives a small, calm cluster. */
+export interface SimulatedClusterOptions {
+  /** Number of GPU nodes, each with one device-plugin pod. Default 12. */
+  readonly nodes?: number
+  /** Relative weights of GPU models (`h100-hgx`, `gb200-nvl72`, `a100-mig`, `t4`, `l40s`, `rtx4090`, `broken-driver`). */
+  readonly modelMix?: ModelMix
+  /** Same seed, same cluster: node names, provider ids, serials, UUIDs. Default `gpu-serials`. */
+  readonly seed?: string | number
+  readonly clusterName?: string
+  /** TCP port on 127.0.0.1; 0 picks a free one. Default 0. */
+  readonly port?: number
+  /** Where to write the kubeconfig; default a new temporary directory. */
+  readonly kubeconfigPath?: string
+  /** Bearer token of the kubeconfig user; default a random one. */
+  readonly token?: string
+  /** Namespace of the device-plugin DaemonSet. Default `gpu-operator`. */
+  readonly namespace?: string
+  /** Other namespaces that exist (leases of the service live in one). Default `gpu-serials`. */
+  readonly extraNamespaces?: ReadonlyArray<string>
+  /** Labels of the device-plugin pods. Default `app=nvidia-device-plugin-daemonset`. */
+  readonly podLabels?: Readonly<Record<string, string>>
+  /** The container that has nvidia-smi. Default `nvidia-device-plugin`. */
+  readonly container?: string
+  /** nvidia-smi run time; a number is fixed milliseconds. Default log-normal, p50 150 ms, p99 600 ms. */
+  readonly execLatency?: ExecLatency | number
+  readonly faults?: Partial<FaultRates>
+  readonly churn?: Partial<ChurnRates>
+  readonly podTimings?: Partial<PodTimings>
+  /** Interval of watch BOOKMARK events for watches that allow them. Default 10 s. */
+  readonly bookmarkIntervalMs?: number
+  /** Committed events kept for watches resuming from a resourceVersion. Default 10,000. */
+  readonly historyLimit?: number
+  /** Server-side lifetime of a watch without `timeoutSeconds`; default 30 to 60 minutes, drawn per watch. */
+  readonly watchTimeoutSeconds?: number
+}
+
+export const defaultExecLatency: ExecLatency = { kind: "lognormal", p50Ms: 150, p99Ms: 600 }
+export const defaultPodTimings: PodTimings = { startMs: 300, readyMs: 700, terminationMs: 300 }

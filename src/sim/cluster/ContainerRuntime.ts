@@ -1,0 +1,116 @@
+import { setTimeout as sleep } from "node:timers/promises"
+import type { Fleet } from "../catalog/Fleet.ts"
+import type { SeededRandom } from "../catalog/SeededRandom.ts"
+import { type ExecLatency, sampleLatency } from "../exec/ExecLatency.ts"
+import type { ExecFault, FaultPlan } from "../faults/FaultPlan.ts"
+import { fatalFailure } from "../nvidia-smi/DriverFailureOutput.ts"
+import { runNvidiaSmi } from "../nvidia-smi/NvidiaSmi.ts"
+
+/** A command to run in a container of a pod, as the exec subresource receives it. */
+export interface ContainerCommand {
+  readonly podName: string
+  readonly nodeName: string
+  readonly container: string
+  readonly argv: ReadonlyArray<string>
+}
+
+/** How a command ended: it ran and exited, the runtime could not start it, or it never returns. */
+export type CommandResult =
+  | { readonly kind: "exited"; readonly stdout: Buffer; readonly stderr: Buffer; readonly exitCode: number }
+  | { readonly kind: "not-started"; readonly message: string }
+  | { readonly kind: "hung" }
+
+export interface ContainerRuntimeOptions {
+  readonly fleet: Fleet
+  /** The container whose image carries nvidia-smi (the device plugin's). */
+  readonly gpuContainer: string
+  readonly latency: () => ExecLatency
+  readonly faults: FaultPlan
+  readonly random: SeededRandom
+  readonly now: () => Date
+}
+
+const nvidiaSmiPaths = new Set(["nvidia-smi", "/usr/bin/nvidia-smi", "/bin/nvidia-smi"])
+
+/**
+ * The container runtime of the simulated kubelets. The device-plugin container has nvidia-smi and no
+ * shell, so `nvidia-smi` runs (after the configured latency) and anything else, `/bin/sh -c ...`
+ * included, fails to start the way containerd reports it.
+ */
+export class ContainerRuntime {
+  private readonly options: ContainerRuntimeOptions
+  private execCount = 0
+
+  constructor(options: ContainerRuntimeOptions) {
+    this.options = options
+  }
+
+  get execs(): number {
+    return this.execCount
+  }
+
+  async run(command: ContainerCommand, signal: AbortSignal): Promise<CommandResult> {
+    this.execCount++
+    const { options } = this
+    const program = command.argv[0] ?? ""
+    const host = options.fleet.host(command.nodeName)
+    if (command.container !== options.gpuContainer || host === undefined || !nvidiaSmiPaths.has(program))
+      return { kind: "not-started", message: notStartedMessage(program, options.random.hex(64)) }
+    const fault = options.faults.execFault(command.nodeName)
+    if (fault?.kind === "hang") return { kind: "hung" }
+    await sleep(sampleLatency(options.latency(), options.random), undefined, { signal })
+    const outcome = runNvidiaSmi(host, command.argv.slice(1), options.now())
+    const stdout = Buffer.from(outcome.stdout, "utf8")
+    const stderr = Buffer.from(outcome.stderr, "utf8")
+    return fault === undefined
+      ? { kind: "exited", stdout, stderr, exitCode: outcome.exitCode }
+      : this.withFault(fault, stdout, stderr, command)
+  }
+
+  private withFault(fault: ExecFault, stdout: Buffer, stderr: Buffer, command: ContainerCommand): CommandResult {
+    const random = this.options.random
+    switch (fault.kind) {
+      case "exit": {
+        const host = this.options.fleet.host(command.nodeName)
+        const failure =
+          host === undefined
+            ? undefined
+            : fault.exitCode === 9
+              ? fatalFailure(host, "driver-not-loaded")
+              : fault.exitCode === 18
+                ? fatalFailure(host, "nvml-mismatch")
+                : fault.exitCode === 6
+                  ? fatalFailure(host, "no-devices")
+                  : undefined
+        return {
+          kind: "exited",
+          stdout: Buffer.from(failure?.stdout ?? "", "utf8"),
+          stderr: Buffer.alloc(0),
+          exitCode: fault.exitCode,
+        }
+      }
+      case "truncate":
+        return {
+          kind: "exited",
+          stdout: stdout.subarray(0, Math.floor(stdout.length * (0.1 + random.next() * 0.8))),
+          stderr,
+          exitCode: 0,
+        }
+      case "garbage": {
+        const noise = Buffer.alloc(random.int(64, 16 * 1024))
+        for (let index = 0; index < noise.length; index++) noise[index] = random.int(0, 255)
+        return { kind: "exited", stdout: noise, stderr, exitCode: 0 }
+      }
+      case "hang":
+        return { kind: "hung" }
+    }
+  }
+}
+
+/** containerd's message when runc cannot find the executable; an absolute path fails on `stat`. */
+const notStartedMessage = (program: string, execId: string): string => {
+  const reason = program.includes("/")
+    ? `exec: "${program}": stat ${program}: no such file or directory`
+    : `exec: "${program}": executable file not found in $PATH`
+  return `failed to exec in container: failed to start exec "${execId}": OCI runtime exec failed: exec failed: unable to start container process: ${reason}: unknown`
+}
