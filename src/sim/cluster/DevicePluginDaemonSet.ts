@@ -123,6 +123,7 @@ export class DevicePluginDaemonSet {
 
   /** Marks the pod of a node not ready (a failing readiness probe) or ready again. */
   setReady(nodeName: string, ready: boolean): void {
+    if (this.closed) return
     const name = this.podByNode.get(nodeName)
     const record = name === undefined ? undefined : this.records.get(name)
     if (record === undefined || record.spec.stage === "terminating" || record.spec.stage === "pending") return
