@@ -1,0 +1,187 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parse } from "yaml"
+import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { eventually } from "./Eventually.ts"
+import { parseReport } from "./nvidia-smi/SmiReport.ts"
+
+const kubectlPath = "/usr/bin/kubectl"
+
+interface KubectlResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+describe("kubectl against the simulated cluster", () => {
+  let cluster: SimulatedCluster
+  let home: string
+  const running = new Set<ChildProcess>()
+
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), "kubectl-home-"))
+    cluster = await startSimulatedCluster({
+      nodes: 10,
+      execLatency: 0,
+      podTimings: { startMs: 50, readyMs: 50, terminationMs: 50 },
+    })
+  })
+
+  afterAll(async () => {
+    for (const child of running) child.kill("SIGKILL")
+    await cluster.close()
+    await rm(home, { recursive: true, force: true })
+  })
+
+  const start = (args: string[]) => {
+    const child = spawn(
+      kubectlPath,
+      ["--kubeconfig", cluster.kubeconfigPath, "--cache-dir", join(home, "cache"), "--request-timeout", "20s", ...args],
+      { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdio: ["ignore", "pipe", "pipe"] },
+    )
+    running.add(child)
+    let stdout = ""
+    let stderr = ""
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const done = new Promise<KubectlResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL")
+        reject(new Error(`kubectl ${args.join(" ")} did not finish: ${stderr}`))
+      }, 25_000)
+      child.on("close", (code) => {
+        clearTimeout(timer)
+        running.delete(child)
+        resolve({ code, stdout, stderr })
+      })
+    })
+    return { child, done, stdout: () => stdout }
+  }
+
+  const kubectl = (...args: string[]) => start(args).done
+
+  const nodeOf = (model: string) => {
+    const name = cluster.nodeNames().find((candidate) => cluster.node(candidate)?.model === model)
+    if (name === undefined) throw new Error(`no ${model} node`)
+    return name
+  }
+
+  it("get pods lists every device-plugin pod", async () => {
+    const result = await kubectl("get", "pods", "-n", cluster.namespace)
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+    expect(result.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/)
+    for (const node of cluster.nodeNames())
+      expect(result.stdout).toMatch(new RegExp(`${cluster.podOf(node)}\\s+2/2\\s+Running`))
+  })
+
+  it("get pods -w prints a newly created pod", async () => {
+    const watch = start(["get", "pods", "-n", cluster.namespace, "-w"])
+    try {
+      const node = cluster.nodeNames()[0] ?? ""
+      const old = cluster.podOf(node) ?? ""
+      await eventually("the initial list", () => watch.stdout().includes(old))
+      cluster.restartPod(node)
+      await eventually("a replacement pod", () => cluster.podOf(node) !== undefined && cluster.podOf(node) !== old)
+      const replacement = cluster.podOf(node) ?? ""
+      await eventually("kubectl to print the new pod", () => watch.stdout().includes(replacement), 15_000)
+      await eventually("kubectl to print it running", () =>
+        new RegExp(`${replacement}\\s+2/2\\s+Running`).test(watch.stdout()),
+      )
+    } finally {
+      watch.child.kill("SIGTERM")
+      await watch.done
+    }
+  })
+
+  it("get nodes -o yaml shows the providerIDs", async () => {
+    const result = await kubectl("get", "nodes", "-o", "yaml")
+    expect(result.code).toBe(0)
+    const list = parse(result.stdout) as {
+      kind: string
+      items: Array<{ metadata: { name: string }; spec: { providerID?: string } }>
+    }
+    expect(list.kind).toBe("List")
+    const byName = new Map(list.items.map((item) => [item.metadata.name, item.spec.providerID ?? ""]))
+    for (const node of cluster.nodeNames()) expect(byName.get(node)).toBe(cluster.node(node)?.providerId)
+    expect([...byName.values()].some((providerId) => providerId.startsWith("aws:///"))).toBe(true)
+  })
+
+  it("label node adds a label that get then shows", async () => {
+    const node = cluster.nodeNames()[1] ?? ""
+    const labelled = await kubectl("label", "node", node, "foo=bar")
+    expect(labelled.stdout.trim()).toBe(`node/${node} labeled`)
+    const shown = await kubectl("get", "node", node, "-o", "jsonpath={.metadata.labels.foo}")
+    expect(shown.stdout).toBe("bar")
+    const listed = await kubectl("get", "nodes", "-l", "foo=bar", "-o", "name")
+    expect(listed.stdout.trim()).toBe(`node/${node}`)
+  })
+
+  it("exec nvidia-smi -q -x prints the XML report and exits 0", async () => {
+    const node = nodeOf("h100-hgx")
+    const result = await kubectl(
+      "exec",
+      "-n",
+      cluster.namespace,
+      cluster.podOf(node) ?? "",
+      "-c",
+      cluster.container,
+      "--",
+      "nvidia-smi",
+      "-q",
+      "-x",
+    )
+    expect(result.code).toBe(0)
+    const report = parseReport(result.stdout)
+    expect(report.gpus.map((gpu) => gpu.fields.uuid)).toEqual(cluster.node(node)?.gpus.map((gpu) => gpu.uuid))
+  })
+
+  it("exec on a node with a broken driver exits with nvidia-smi's exit code", async () => {
+    const node = nodeOf("l40s")
+    cluster.setDriverFailure(node, "driver-not-loaded")
+    try {
+      const result = await kubectl(
+        "exec",
+        "-n",
+        cluster.namespace,
+        cluster.podOf(node) ?? "",
+        "-c",
+        cluster.container,
+        "--",
+        "nvidia-smi",
+        "-q",
+        "-x",
+      )
+      expect(result.code).toBe(9)
+      expect(result.stdout).toContain("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+      expect(result.stderr).toContain("command terminated with exit code 9")
+    } finally {
+      cluster.setDriverFailure(node, undefined)
+    }
+  })
+
+  it("exec through a shell fails: the container has none", async () => {
+    const node = nodeOf("t4")
+    const result = await kubectl(
+      "exec",
+      "-n",
+      cluster.namespace,
+      cluster.podOf(node) ?? "",
+      "-c",
+      cluster.container,
+      "--",
+      "/bin/sh",
+      "-c",
+      "nvidia-smi",
+    )
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toContain("stat /bin/sh: no such file or directory")
+  })
+})

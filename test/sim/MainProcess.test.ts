@@ -1,0 +1,59 @@
+import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const mainPath = join(import.meta.dirname, "../../src/sim/main.ts")
+
+describe("the simulated cluster as a separate process", () => {
+  let directory: string
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "gpu-sim-main-"))
+  })
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true })
+  })
+
+  it("prints its URL and kubeconfig as one JSON line and exits 0 on SIGTERM", async () => {
+    const kubeconfigPath = join(directory, "kubeconfig")
+    const child = spawn(
+      process.execPath,
+      [mainPath, "--nodes", "300", "--exec-latency", "200ms", "--port", "0", "--kubeconfig", kubeconfigPath],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    )
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).once("line", resolve)
+        child.once("exit", () => reject(new Error("exited before printing its address")))
+      })
+      const started = JSON.parse(line) as { url: string; kubeconfigPath: string; nodes: number; namespace: string }
+      expect(started).toMatchObject({ kubeconfigPath, nodes: 300, namespace: "gpu-operator" })
+      expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(existsSync(kubeconfigPath)).toBe(true)
+      const version = (await (await fetch(`${started.url}/version`)).json()) as { gitVersion: string }
+      expect(version.gitVersion).toMatch(/^v1\.32\./)
+    } finally {
+      child.kill("SIGTERM")
+    }
+    expect(await exited).toBe(0)
+  })
+
+  it("exits 2 with the reason on a bad flag", async () => {
+    const child = spawn(process.execPath, [mainPath, "--nodes", "many"], { stdio: ["ignore", "pipe", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (exitCode) => resolve(exitCode)))
+    expect(code).toBe(2)
+    expect(stderr).toContain('--nodes: "many" is not a non-negative number')
+  })
+})
