@@ -1,0 +1,248 @@
+import { type Attributes, type BatchObservableCallback, type Observable, ValueType } from "@opentelemetry/api"
+import { Effect, Layer } from "effect"
+import { inventoryEventKinds } from "../domain/InventoryEvent.ts"
+import type { ExporterStats } from "../exporter/Exporter.ts"
+import { BoundedLabel } from "./BoundedLabel.ts"
+import { ServiceMeter, type ServiceMeterOptions, serviceName } from "./ServiceMeter.ts"
+import { type InventorySnapshot, type ReadingOutcome, ServiceMetrics } from "./ServiceMetrics.ts"
+
+/** The instrument names, as Prometheus shows them (units in the name, `_total` on counters). */
+export const metricNames = {
+  readings: "gpu_serials_readings_total",
+  execDuration: "gpu_serials_exec_duration_seconds",
+  lastSuccessfulReading: "gpu_serials_last_successful_reading_timestamp_seconds",
+  exportRecordsSent: "gpu_serials_export_records_sent_total",
+  exportRecordsFailed: "gpu_serials_export_records_failed_total",
+  exportRecordsRetried: "gpu_serials_export_records_retried_total",
+  exportRecordsDropped: "gpu_serials_export_records_dropped_total",
+  exportQueuedRecords: "gpu_serials_export_queued_records",
+  exportWriteDuration: "gpu_serials_export_write_duration_seconds",
+  workQueueDepth: "gpu_serials_workqueue_depth",
+  workQueueRetries: "gpu_serials_workqueue_retries_total",
+  workQueueGiveUps: "gpu_serials_workqueue_give_ups_total",
+  gpusKnown: "gpu_serials_gpus_known",
+  nodesKnown: "gpu_serials_nodes_known",
+  gpusKnownByModel: "gpu_serials_gpus_known_by_model",
+  inventoryEvents: "gpu_serials_inventory_events_total",
+  leader: "gpu_serials_leader",
+  informerRestarts: "gpu_serials_informer_restarts_total",
+} as const
+
+/** nvidia-smi runs from tens of milliseconds to the 30s exec deadline. */
+export const execDurationBuckets: ReadonlyArray<number> = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30]
+
+/** From a local stdout write (sub-millisecond) to a remote sink at its write deadline. */
+export const exportWriteDurationBuckets: ReadonlyArray<number> = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+]
+
+/** How many distinct values each open-ended label may take before new ones become `other`. */
+const labelLimits = { errorKind: 64, exporter: 32, reason: 16, model: 64 } as const
+
+interface ObservedState {
+  depth: () => number
+  inventory: () => InventorySnapshot
+  exporters: Map<string, ExporterStats>
+  leading: boolean
+  lastSuccessfulReadingSeconds: number | undefined
+}
+
+const nonNegative = (value: number): number => (Number.isFinite(value) && value > 0 ? value : 0)
+
+/**
+ * `ServiceMetrics` on the service's OpenTelemetry meter. Synchronous instruments count what happens;
+ * observable ones read the latest exporter stats, the work queue and the inventory at collection time.
+ */
+export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.effect(
+  ServiceMetrics,
+  Effect.gen(function* () {
+    const { meterProvider } = yield* ServiceMeter
+    const meter = meterProvider.getMeter(serviceName)
+    const errorKinds = new BoundedLabel(labelLimits.errorKind)
+    const exporterIds = new BoundedLabel(labelLimits.exporter)
+    const reasons = new BoundedLabel(labelLimits.reason)
+    const models = new BoundedLabel(labelLimits.model)
+
+    const readings = meter.createCounter(metricNames.readings, {
+      description: "Node readings (one nvidia-smi run on one node) by result and error kind.",
+      valueType: ValueType.INT,
+    })
+    const execDuration = meter.createHistogram(metricNames.execDuration, {
+      description: "Duration of nvidia-smi runs in the device-plugin pods, by result.",
+      unit: "s",
+      advice: { explicitBucketBoundaries: [...execDurationBuckets] },
+    })
+    const exportWriteDuration = meter.createHistogram(metricNames.exportWriteDuration, {
+      description: "Duration of one exporter write to its sink, by exporter and outcome.",
+      unit: "s",
+      advice: { explicitBucketBoundaries: [...exportWriteDurationBuckets] },
+    })
+    const workQueueRetries = meter.createCounter(metricNames.workQueueRetries, {
+      description: "Work-queue keys put back for another attempt.",
+      valueType: ValueType.INT,
+    })
+    const workQueueGiveUps = meter.createCounter(metricNames.workQueueGiveUps, {
+      description: "Work-queue keys dropped after their last attempt, by reason.",
+      valueType: ValueType.INT,
+    })
+    const inventoryEvents = meter.createCounter(metricNames.inventoryEvents, {
+      description: "GPU inventory events handed to the exporters, by kind.",
+      valueType: ValueType.INT,
+    })
+    const informerRestarts = meter.createCounter(metricNames.informerRestarts, {
+      description: "Kubernetes informer restarts after an error, by resource.",
+      valueType: ValueType.INT,
+    })
+
+    const exportRecordsSent = meter.createObservableCounter(metricNames.exportRecordsSent, {
+      description: "Records written to the sink and acknowledged, by exporter.",
+      valueType: ValueType.INT,
+    })
+    const exportRecordsFailed = meter.createObservableCounter(metricNames.exportRecordsFailed, {
+      description: "Records in write attempts that failed, by exporter.",
+      valueType: ValueType.INT,
+    })
+    const exportRecordsRetried = meter.createObservableCounter(metricNames.exportRecordsRetried, {
+      description: "Records in write attempts that were retried, by exporter.",
+      valueType: ValueType.INT,
+    })
+    const exportRecordsDropped = meter.createObservableCounter(metricNames.exportRecordsDropped, {
+      description: "Records given up (buffer full, retries exhausted, rejected), by exporter.",
+      valueType: ValueType.INT,
+    })
+    const exportQueuedRecords = meter.createObservableGauge(metricNames.exportQueuedRecords, {
+      description: "Records waiting in the exporter's buffer, by exporter.",
+      valueType: ValueType.INT,
+    })
+    const workQueueDepth = meter.createObservableGauge(metricNames.workQueueDepth, {
+      description: "Keys waiting in the work queue.",
+      valueType: ValueType.INT,
+    })
+    const gpusKnown = meter.createObservableGauge(metricNames.gpusKnown, {
+      description: "GPUs in the known inventory.",
+      valueType: ValueType.INT,
+    })
+    const nodesKnown = meter.createObservableGauge(metricNames.nodesKnown, {
+      description: "Nodes with GPUs in the known inventory.",
+      valueType: ValueType.INT,
+    })
+    const gpusKnownByModel = meter.createObservableGauge(metricNames.gpusKnownByModel, {
+      description: "GPUs in the known inventory by product name.",
+      valueType: ValueType.INT,
+    })
+    const leader = meter.createObservableGauge(metricNames.leader, {
+      description: "1 while this replica holds the leader lease, else 0.",
+      valueType: ValueType.INT,
+    })
+    const lastSuccessfulReading = meter.createObservableGauge(metricNames.lastSuccessfulReading, {
+      description: "When a node reading last succeeded, in seconds since the Unix epoch.",
+      unit: "s",
+    })
+
+    const state: ObservedState = {
+      depth: () => 0,
+      inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
+      exporters: new Map(),
+      leading: false,
+      lastSuccessfulReadingSeconds: undefined,
+    }
+
+    const observeAll: BatchObservableCallback = (observer) => {
+      for (const [exporter, stats] of state.exporters) {
+        const attributes: Attributes = { exporter }
+        observer.observe(exportRecordsSent, nonNegative(stats.sent), attributes)
+        observer.observe(exportRecordsFailed, nonNegative(stats.failed), attributes)
+        observer.observe(exportRecordsRetried, nonNegative(stats.retried), attributes)
+        observer.observe(exportRecordsDropped, nonNegative(stats.dropped), attributes)
+        observer.observe(exportQueuedRecords, nonNegative(stats.queued), attributes)
+      }
+      observer.observe(workQueueDepth, nonNegative(state.depth()))
+      const inventory = state.inventory()
+      observer.observe(gpusKnown, nonNegative(inventory.gpus))
+      observer.observe(nodesKnown, nonNegative(inventory.nodes))
+      const byModel = new Map<string, number>()
+      for (const [model, count] of Object.entries(inventory.gpusByModel)) {
+        const label = models.value(model)
+        byModel.set(label, (byModel.get(label) ?? 0) + nonNegative(count))
+      }
+      for (const [model, count] of byModel) observer.observe(gpusKnownByModel, count, { model })
+      observer.observe(leader, state.leading ? 1 : 0)
+      if (state.lastSuccessfulReadingSeconds !== undefined) {
+        observer.observe(lastSuccessfulReading, state.lastSuccessfulReadingSeconds)
+      }
+    }
+    const observables: Array<Observable> = [
+      exportRecordsSent,
+      exportRecordsFailed,
+      exportRecordsRetried,
+      exportRecordsDropped,
+      exportQueuedRecords,
+      workQueueDepth,
+      gpusKnown,
+      nodesKnown,
+      gpusKnownByModel,
+      leader,
+      lastSuccessfulReading,
+    ]
+    meter.addBatchObservableCallback(observeAll, observables)
+    yield* Effect.addFinalizer(() => Effect.sync(() => meter.removeBatchObservableCallback(observeAll, observables)))
+
+    // Series whose label values are known up front start at zero, so rates work from the first scrape.
+    readings.add(0, { result: "ok" })
+    workQueueRetries.add(0)
+    for (const kind of inventoryEventKinds) inventoryEvents.add(0, { kind })
+    for (const resource of ["pods", "nodes"]) informerRestarts.add(0, { resource })
+
+    const readingAttributes = (outcome: ReadingOutcome): Attributes =>
+      outcome.result === "ok"
+        ? { result: outcome.result }
+        : { result: outcome.result, error_kind: errorKinds.value(outcome.errorKind) }
+
+    return ServiceMetrics.of({
+      readingFinished: (outcome) => Effect.sync(() => readings.add(1, readingAttributes(outcome))),
+      execFinished: (durationSeconds, result) =>
+        Effect.sync(() => execDuration.record(nonNegative(durationSeconds), { result })),
+      readingSucceededAt: (time) =>
+        Effect.sync(() => {
+          const seconds = time.getTime() / 1000
+          if (!Number.isFinite(seconds)) return
+          state.lastSuccessfulReadingSeconds = Math.max(state.lastSuccessfulReadingSeconds ?? seconds, seconds)
+        }),
+      workQueueRetried: Effect.sync(() => workQueueRetries.add(1)),
+      workQueueGaveUp: (reason) => Effect.sync(() => workQueueGiveUps.add(1, { reason: reasons.value(reason) })),
+      informerRestarted: (resource) => Effect.sync(() => informerRestarts.add(1, { resource })),
+      inventoryEvents: (kind, count) =>
+        Effect.sync(() => {
+          if (count > 0) inventoryEvents.add(count, { kind })
+        }),
+      leaderChanged: (leading) =>
+        Effect.sync(() => {
+          state.leading = leading
+        }),
+      observeWorkQueueDepth: (depth) =>
+        Effect.sync(() => {
+          state.depth = depth
+        }),
+      observeInventory: (snapshot) =>
+        Effect.sync(() => {
+          state.inventory = snapshot
+        }),
+      exporterStats: (stats) =>
+        Effect.sync(() => {
+          for (const [exporter, latest] of Object.entries(stats))
+            state.exporters.set(exporterIds.value(exporter), latest)
+        }),
+      exportWritten: (exporter, durationSeconds, ok) =>
+        Effect.sync(() =>
+          exportWriteDuration.record(nonNegative(durationSeconds), {
+            exporter: exporterIds.value(exporter),
+            outcome: ok ? "ok" : "error",
+          }),
+        ),
+    })
+  }),
+)
+
+/** `ServiceMetrics` together with the meter it records on (for `/metrics` and other readers). */
+export const layerWithMeter = (options: ServiceMeterOptions): Layer.Layer<ServiceMetrics | ServiceMeter> =>
+  layer.pipe(Layer.provideMerge(ServiceMeter.layer(options)))

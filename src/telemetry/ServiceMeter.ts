@@ -1,0 +1,104 @@
+import type { IncomingMessage, ServerResponse } from "node:http"
+import type { MeterProvider as MeterProviderApi } from "@opentelemetry/api"
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+import { defaultResource, type Resource, resourceFromAttributes } from "@opentelemetry/resources"
+import { type IMetricReader, MeterProvider, type MetricProducer, MetricReader } from "@opentelemetry/sdk-metrics"
+import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
+import { Context, Duration, Effect, Layer, type Scope } from "effect"
+
+export const serviceName = "gpu-serials"
+
+export interface ServiceMeterOptions {
+  readonly serviceVersion: string
+  /** `service.instance.id`; a random UUID when absent (the OpenTelemetry recommendation). */
+  readonly serviceInstanceId?: string
+  /** More resource attributes (e.g. `k8s.cluster.name`); the service attributes above win. */
+  readonly resourceAttributes?: Readonly<Record<string, string>>
+  /** More readers of the same instruments, e.g. an OTLP `PeriodicExportingMetricReader`. */
+  readonly readers?: ReadonlyArray<IMetricReader>
+  /** How long closing the layer waits for the readers' last export; default 5s. */
+  readonly shutdownTimeout?: Duration.Input
+}
+
+/** Registered with the provider only so that readers made after it can read the same instruments. */
+class SharedCollection extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+/**
+ * The service's one OpenTelemetry `MeterProvider`: every instrument of the service lives on it, and
+ * every reader (Prometheus text for `/metrics`, OTLP push) reads the same instruments. Closing the
+ * layer shuts the provider down, which lets push readers export one last time.
+ */
+export class ServiceMeter extends Context.Service<
+  ServiceMeter,
+  {
+    readonly meterProvider: MeterProviderApi
+    /** service.name, service.version, service.instance.id and the extra attributes. */
+    readonly resource: Resource
+    /** Every instrument of the provider, cumulative, for readers made after the provider. */
+    readonly producer: MetricProducer
+    /**
+     * Binds a reader made after the provider (an OTLP exporter started from the config) to `producer`:
+     * it reads every instrument, cumulative, with this resource. Closing the scope shuts the reader
+     * down, after its last export. A reader can be attached once.
+     */
+    readonly attachReader: (reader: IMetricReader) => Effect.Effect<void, never, Scope.Scope>
+    /** Writes the Prometheus text exposition of every instrument to `response`. */
+    readonly servePrometheus: (request: IncomingMessage, response: ServerResponse) => void
+  }
+>()("gpu-serials/telemetry/ServiceMeter") {
+  static readonly layer = (options: ServiceMeterOptions): Layer.Layer<ServiceMeter> =>
+    Layer.effect(
+      ServiceMeter,
+      Effect.gen(function* () {
+        const shutdownTimeout = Duration.fromInputUnsafe(options.shutdownTimeout ?? Duration.seconds(5))
+        const resource = defaultResource().merge(
+          resourceFromAttributes({
+            ...options.resourceAttributes,
+            [ATTR_SERVICE_NAME]: serviceName,
+            [ATTR_SERVICE_VERSION]: options.serviceVersion,
+            [ATTR_SERVICE_INSTANCE_ID]: options.serviceInstanceId ?? crypto.randomUUID(),
+          }),
+        )
+        const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
+        const sharedCollection = new SharedCollection()
+        const meterProvider = new MeterProvider({
+          resource,
+          readers: [prometheus, sharedCollection, ...(options.readers ?? [])],
+        })
+        yield* Effect.addFinalizer(() => shutDown("metrics", meterProvider, shutdownTimeout))
+
+        const producer: MetricProducer = { collect: (collectOptions) => sharedCollection.collect(collectOptions) }
+
+        const attachReader = (reader: IMetricReader): Effect.Effect<void, never, Scope.Scope> =>
+          Effect.acquireRelease(
+            Effect.sync(() => reader.setMetricProducer(producer)),
+            () => shutDown("attached metric reader", reader, shutdownTimeout),
+          )
+
+        return ServiceMeter.of({
+          meterProvider,
+          resource,
+          producer,
+          attachReader,
+          servePrometheus: (request, response) => prometheus.getMetricsRequestHandler(request, response),
+        })
+      }),
+    )
+}
+
+/** A provider or a reader: both export what they hold when shut down. */
+interface ShutsDown {
+  readonly shutdown: (options: { readonly timeoutMillis: number }) => Promise<void>
+}
+
+const shutDown = (what: string, target: ShutsDown, timeout: Duration.Duration): Effect.Effect<void> =>
+  Effect.tryPromise(() => target.shutdown({ timeoutMillis: Duration.toMillis(timeout) })).pipe(
+    Effect.timeoutOption(Duration.sum(timeout, Duration.seconds(1))),
+    Effect.catch((error) =>
+      Effect.logWarning(`${what} did not shut down cleanly`).pipe(Effect.annotateLogs({ reason: error.message })),
+    ),
+    Effect.asVoid,
+  )
