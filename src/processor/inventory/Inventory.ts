@@ -1,0 +1,384 @@
+import { HashMap, Option } from "effect"
+import { sharedSerials } from "../../domain/GpuRecordBuilder.ts"
+import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import type { NodeObservation } from "../../domain/NodeObservation.ts"
+import { machineIdentity } from "../../domain/ProviderId.ts"
+import type { InventorySnapshot } from "../../telemetry/ServiceMetrics.ts"
+import { type InventoryChange, remove, upsert } from "./InventoryChange.ts"
+import type { InventorySettings } from "./InventorySettings.ts"
+import { type GpuFacts, type KnownGpu, knownGpuEvent, sameFacts } from "./KnownGpu.ts"
+import { provesAbsent } from "./ReadingCoverage.ts"
+
+/**
+ * The known inventory and how observations change it (PRODUCT.md §4), as plain functions over plain
+ * data: time comes with each observation, or as `now` for `tick`.
+ *
+ * Rules:
+ * - `NodeRead`: a GPU (by UUID, never by serial) known nowhere is `added`; known on another node or
+ *   machine it is `moved` there (and not `removed` from where it was); known here with other record
+ *   facts (driver, MIG mode, index, ...) it is `observed` at once; unchanged, it is `observed` when its
+ *   last event is `reportIntervalMs` old. A GPU the node had that the reading proves absent (see
+ *   `provesAbsent`: a partial reading proves absent only what it certainly does not have) is missing:
+ *   it is `removed` once it has been missing for `removalGraceMs`, unless it shows up on another node
+ *   first (then it is `moved`) or on its own node again (then nothing happened). So a swap of GPUs
+ *   between two nodes is two `moved` events, whichever node is read first, never `removed` + `added`.
+ *   A reading older than the last one applied to its node is ignored, and a GPU that a newer reading
+ *   placed on another node stays there.
+ * - `NodeReadFailed`: no events; the node keeps its GPUs.
+ * - `NodeGone`: the node keeps its GPUs for `removalGraceMs`; a reading taken after the gone news
+ *   cancels the removal (a restarted device-plugin pod), otherwise `tick` removes them once due.
+ * - `tick`: removes the GPUs whose node or whose own absence has outlasted the grace, and re-affirms
+ *   every other GPU whose last event is `reportIntervalMs` old, from its last known facts, so periodic
+ *   reports do not depend on nodes being read again (the receiver reads a pod when it changes, and on
+ *   resync only). GPUs of nodes reported gone and missing GPUs are not re-affirmed.
+ * - Inventories rebuilt from a durable store start with every node unconfirmed: a node that no reading
+ *   or failed attempt confirms within `max(removalGraceMs, reportIntervalMs)` is taken as gone while
+ *   the service was down, and its GPUs are removed.
+ * - `removed` records carry the time the removal was decided (the reading's, or `now` of the tick);
+ *   the others the time of the reading, or of the tick that re-affirms them.
+ */
+
+/** Why a node's GPUs are about to be removed, and when. */
+export interface PendingRemoval {
+  /** The device-plugin pod or the node was reported gone, or the node came from a store and nothing has confirmed it since. */
+  readonly reason: "pod-deleted" | "node-deleted" | "unconfirmed"
+  readonly since: Date
+  readonly due: Date
+}
+
+/** The GPUs known on one node. A node without GPUs is not kept. */
+export interface KnownNode {
+  readonly name: string
+  /** By UUID. */
+  readonly gpus: ReadonlyMap<string, KnownGpu>
+  /** GPUs of `gpus` that a reading of the node proved absent, with the time of the first such reading. */
+  readonly missing: ReadonlyMap<string, Date>
+  /** Time of the last reading applied to the node. */
+  readonly lastRead?: Date
+  readonly removal?: PendingRemoval
+  /** The oldest `lastReported` of its GPUs that are not missing: whether a report is due, without visiting each GPU. */
+  readonly oldestReport?: Date
+}
+
+export interface Inventory {
+  /** By node name. */
+  readonly nodes: HashMap.HashMap<string, KnownNode>
+  /** The node of every known GPU, by UUID: one location per GPU. */
+  readonly locations: HashMap.HashMap<string, string>
+}
+
+/** The inventory after an observation or a tick, the events to export, and the changes to persist. */
+export interface Transition {
+  readonly state: Inventory
+  readonly events: ReadonlyArray<InventoryEvent>
+  readonly changes: ReadonlyArray<InventoryChange>
+}
+
+export const empty: Inventory = { nodes: HashMap.empty(), locations: HashMap.empty() }
+
+const unchanged = (state: Inventory): Transition => ({ state, events: [], changes: [] })
+
+const byIndex = (a: KnownGpu, b: KnownGpu): number =>
+  a.gpu.index - b.gpu.index || (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0)
+
+const byName = (a: KnownNode, b: KnownNode): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+const nodeNamed = (state: Pick<Inventory, "nodes">, name: string): KnownNode | undefined =>
+  Option.getOrUndefined(HashMap.get(state.nodes, name))
+
+/** A node entry over `gpus`, or none when it has no GPUs left. */
+const knownNode = (
+  name: string,
+  gpus: ReadonlyMap<string, KnownGpu>,
+  missing: ReadonlyMap<string, Date>,
+  lastRead: Date | undefined,
+  removal: PendingRemoval | undefined,
+): KnownNode | undefined => {
+  if (gpus.size === 0) return undefined
+  let oldest: Date | undefined
+  for (const known of gpus.values()) {
+    if (missing.has(known.uuid)) continue
+    if (oldest === undefined || known.lastReported < oldest) oldest = known.lastReported
+  }
+  return {
+    name,
+    gpus,
+    missing,
+    ...(oldest === undefined ? {} : { oldestReport: oldest }),
+    ...(lastRead === undefined ? {} : { lastRead }),
+    ...(removal === undefined ? {} : { removal }),
+  }
+}
+
+const withNode = (
+  nodes: HashMap.HashMap<string, KnownNode>,
+  name: string,
+  entry: KnownNode | undefined,
+): HashMap.HashMap<string, KnownNode> =>
+  entry === undefined ? HashMap.remove(nodes, name) : HashMap.set(nodes, name, entry)
+
+const withoutGpu = (
+  nodes: HashMap.HashMap<string, KnownNode>,
+  name: string,
+  uuid: string,
+): HashMap.HashMap<string, KnownNode> => {
+  const entry = nodeNamed({ nodes }, name)
+  if (entry === undefined) return nodes
+  const gpus = new Map(entry.gpus)
+  gpus.delete(uuid)
+  const missing = new Map(entry.missing)
+  missing.delete(uuid)
+  return withNode(nodes, name, knownNode(name, gpus, missing, entry.lastRead, entry.removal))
+}
+
+const reportDue = (lastReported: Date | undefined, now: Date, settings: InventorySettings): boolean =>
+  lastReported !== undefined &&
+  settings.reportIntervalMs > 0 &&
+  now.getTime() - lastReported.getTime() >= settings.reportIntervalMs
+
+const graceOver = (since: Date, now: Date, settings: InventorySettings): boolean =>
+  now.getTime() - since.getTime() >= settings.removalGraceMs
+
+const missingPastGrace = (entry: KnownNode, now: Date, settings: InventorySettings): boolean => {
+  for (const since of entry.missing.values()) if (graceOver(since, now, settings)) return true
+  return false
+}
+
+/** Whether an observation at `time` shows the node present after its removal was scheduled. */
+const confirms = (removal: PendingRemoval, time: Date): boolean => time >= removal.since
+
+type NodeRead = Extract<NodeObservation, { readonly _tag: "NodeRead" }>
+type NodeReadFailed = Extract<NodeObservation, { readonly _tag: "NodeReadFailed" }>
+type NodeGone = Extract<NodeObservation, { readonly _tag: "NodeGone" }>
+
+const read = (state: Inventory, observation: NodeRead, settings: InventorySettings): Transition => {
+  const { node, pod, time, reading } = observation
+  const entry = nodeNamed(state, node.name)
+  if (entry?.lastRead !== undefined && time < entry.lastRead) return unchanged(state)
+  const machine = machineIdentity(node.providerId).machine
+  const providerId = node.providerId === undefined || node.providerId.trim() === "" ? undefined : node.providerId
+  const shared = sharedSerials(reading.gpus)
+  const events: Array<InventoryEvent> = []
+  const changes: Array<InventoryChange> = []
+  let nodes = state.nodes
+  let locations = state.locations
+  const here = new Map<string, KnownGpu>()
+  const reported = new Set<string>()
+
+  for (const gpu of reading.gpus) {
+    if (reported.has(gpu.uuid)) continue
+    reported.add(gpu.uuid)
+    const facts: GpuFacts = {
+      gpu,
+      ...(reading.driverVersion === undefined ? {} : { driverVersion: reading.driverVersion }),
+      ...(reading.cudaVersion === undefined ? {} : { cudaVersion: reading.cudaVersion }),
+      ...(providerId === undefined ? {} : { providerId }),
+      serialShared: gpu.serial !== undefined && shared.has(gpu.serial),
+    }
+    const located = (firstSeen: Date, lastReported: Date): KnownGpu => ({
+      ...facts,
+      uuid: gpu.uuid,
+      node: node.name,
+      ...(node.uid === undefined ? {} : { nodeUid: node.uid }),
+      machine,
+      pod,
+      firstSeen,
+      lastSeen: time,
+      lastReported,
+    })
+    const where = Option.getOrUndefined(HashMap.get(locations, gpu.uuid))
+    const known = where === undefined ? undefined : nodeNamed({ nodes }, where)?.gpus.get(gpu.uuid)
+    let next: KnownGpu
+    let reportedNow = true
+    if (known === undefined) {
+      next = located(time, time)
+      events.push(knownGpuEvent({ known: next, event: "added", cluster: settings.cluster, time }))
+    } else if (known.node !== node.name || known.machine !== machine) {
+      // A reading taken before the one that placed the GPU elsewhere is old news about it.
+      if (known.node !== node.name && known.lastSeen > time) continue
+      next = located(known.firstSeen, time)
+      events.push(
+        knownGpuEvent({
+          known: next,
+          event: "moved",
+          cluster: settings.cluster,
+          time,
+          previous: { node: known.node, machine: known.machine },
+        }),
+      )
+      if (known.node !== node.name) nodes = withoutGpu(nodes, known.node, gpu.uuid)
+    } else {
+      reportedNow = !sameFacts(known, facts) || reportDue(known.lastReported, time, settings)
+      next = located(known.firstSeen, reportedNow ? time : known.lastReported)
+      if (reportedNow) events.push(knownGpuEvent({ known: next, event: "observed", cluster: settings.cluster, time }))
+    }
+    if (reportedNow) changes.push(upsert(next))
+    here.set(gpu.uuid, next)
+    locations = HashMap.set(locations, gpu.uuid, node.name)
+  }
+
+  const missing = new Map(entry?.missing)
+  if (entry !== undefined) {
+    const absent = provesAbsent(reading)
+    for (const known of entry.gpus.values()) {
+      if (reported.has(known.uuid)) {
+        missing.delete(known.uuid)
+        continue
+      }
+      here.set(known.uuid, known)
+      if (!missing.has(known.uuid) && absent(known.gpu)) missing.set(known.uuid, time)
+    }
+  }
+
+  const removal = entry?.removal !== undefined && !confirms(entry.removal, time) ? entry.removal : undefined
+  nodes = withNode(nodes, node.name, knownNode(node.name, here, missing, time, removal))
+  return { state: { nodes, locations }, events, changes }
+}
+
+const readFailed = (state: Inventory, observation: NodeReadFailed): Transition => {
+  const entry = nodeNamed(state, observation.node.name)
+  // An attempt on a live pod confirms a node rebuilt from a store; it says nothing about a pod reported gone.
+  if (entry?.removal?.reason !== "unconfirmed" || !confirms(entry.removal, observation.time)) return unchanged(state)
+  const nodes = withNode(
+    state.nodes,
+    entry.name,
+    knownNode(entry.name, entry.gpus, entry.missing, entry.lastRead, undefined),
+  )
+  return unchanged({ ...state, nodes })
+}
+
+const gone = (state: Inventory, observation: NodeGone, settings: InventorySettings): Transition => {
+  const entry = nodeNamed(state, observation.node.name)
+  if (entry === undefined) return unchanged(state)
+  // A reading taken after the gone news (a restarted pod read first) proves the node present.
+  if (entry.lastRead !== undefined && observation.time < entry.lastRead) return unchanged(state)
+  const due = new Date(observation.time.getTime() + settings.removalGraceMs)
+  if (entry.removal !== undefined && entry.removal.due <= due) return unchanged(state)
+  const removal: PendingRemoval = { reason: observation.reason, since: observation.time, due }
+  const nodes = withNode(
+    state.nodes,
+    entry.name,
+    knownNode(entry.name, entry.gpus, entry.missing, entry.lastRead, removal),
+  )
+  return unchanged({ ...state, nodes })
+}
+
+/** The inventory after one observation, and the events and store changes it causes. */
+export const transition = (state: Inventory, observation: NodeObservation, settings: InventorySettings): Transition => {
+  switch (observation._tag) {
+    case "NodeRead":
+      return read(state, observation, settings)
+    case "NodeReadFailed":
+      return readFailed(state, observation)
+    case "NodeGone":
+      return gone(state, observation, settings)
+  }
+}
+
+/**
+ * What time alone changes at `now`: the GPUs of nodes gone past their grace and the GPUs missing past
+ * it are removed, then the periodic reports due are made.
+ */
+export const tick = (state: Inventory, now: Date, settings: InventorySettings): Transition => {
+  const expired: Array<KnownNode> = []
+  const touched: Array<KnownNode> = []
+  for (const entry of HashMap.values(state.nodes)) {
+    if (entry.removal !== undefined && entry.removal.due <= now) {
+      expired.push(entry)
+      continue
+    }
+    const reporting = entry.removal === undefined && reportDue(entry.oldestReport, now, settings)
+    if (reporting || missingPastGrace(entry, now, settings)) touched.push(entry)
+  }
+  if (expired.length === 0 && touched.length === 0) return unchanged(state)
+
+  const events: Array<InventoryEvent> = []
+  const changes: Array<InventoryChange> = []
+  let nodes = state.nodes
+  let locations = state.locations
+  const removeGpu = (known: KnownGpu) => {
+    events.push(knownGpuEvent({ known, event: "removed", cluster: settings.cluster, time: now }))
+    changes.push(remove(known))
+    locations = HashMap.remove(locations, known.uuid)
+  }
+  for (const entry of expired.sort(byName)) {
+    for (const known of [...entry.gpus.values()].sort(byIndex)) removeGpu(known)
+    nodes = HashMap.remove(nodes, entry.name)
+  }
+  for (const entry of touched.sort(byName)) {
+    const gpus = new Map<string, KnownGpu>()
+    const missing = new Map(entry.missing)
+    for (const known of [...entry.gpus.values()].sort(byIndex)) {
+      const missingSince = entry.missing.get(known.uuid)
+      if (missingSince !== undefined && graceOver(missingSince, now, settings)) {
+        removeGpu(known)
+        missing.delete(known.uuid)
+        continue
+      }
+      if (missingSince !== undefined || entry.removal !== undefined || !reportDue(known.lastReported, now, settings)) {
+        gpus.set(known.uuid, known)
+        continue
+      }
+      const next: KnownGpu = { ...known, lastReported: now }
+      events.push(knownGpuEvent({ known: next, event: "observed", cluster: settings.cluster, time: now }))
+      changes.push(upsert(next))
+      gpus.set(known.uuid, next)
+    }
+    nodes = withNode(nodes, entry.name, knownNode(entry.name, gpus, missing, entry.lastRead, entry.removal))
+  }
+  return { state: { nodes, locations }, events, changes }
+}
+
+/**
+ * The inventory a durable store knew, as of `loadedAt`. Where the store holds a UUID twice, the
+ * latest sighting wins. Every node starts unconfirmed (see the rules above).
+ */
+export const fromKnown = (gpus: Iterable<KnownGpu>, loadedAt: Date, settings: InventorySettings): Inventory => {
+  const latest = new Map<string, KnownGpu>()
+  for (const known of gpus) {
+    const seen = latest.get(known.uuid)
+    if (seen === undefined || known.lastSeen > seen.lastSeen) latest.set(known.uuid, known)
+  }
+  const byNode = new Map<string, Map<string, KnownGpu>>()
+  for (const known of latest.values()) {
+    const onNode = byNode.get(known.node) ?? new Map<string, KnownGpu>()
+    onNode.set(known.uuid, known)
+    byNode.set(known.node, onNode)
+  }
+  const removal: PendingRemoval = {
+    reason: "unconfirmed",
+    since: loadedAt,
+    due: new Date(loadedAt.getTime() + Math.max(settings.removalGraceMs, settings.reportIntervalMs)),
+  }
+  let nodes = HashMap.empty<string, KnownNode>()
+  let locations = HashMap.empty<string, string>()
+  for (const [name, onNode] of byNode) {
+    nodes = withNode(nodes, name, knownNode(name, onNode, new Map(), undefined, removal))
+    for (const uuid of onNode.keys()) locations = HashMap.set(locations, uuid, name)
+  }
+  return { nodes, locations }
+}
+
+/** Every known GPU, by node name and then index. */
+export const knownGpus = (state: Inventory): ReadonlyArray<KnownGpu> =>
+  [...HashMap.values(state.nodes)].sort(byName).flatMap((entry) => [...entry.gpus.values()].sort(byIndex))
+
+/** Where a GPU is known to be now, if anywhere. */
+export const locate = (state: Inventory, uuid: string): KnownGpu | undefined => {
+  const where = Option.getOrUndefined(HashMap.get(state.locations, uuid))
+  return where === undefined ? undefined : nodeNamed(state, where)?.gpus.get(uuid)
+}
+
+/** GPU and node counts for the service's gauges; GPUs without a product name count as `unknown`. */
+export const inventorySnapshot = (state: Inventory): InventorySnapshot => {
+  const byModel = new Map<string, number>()
+  let gpus = 0
+  for (const entry of HashMap.values(state.nodes)) {
+    for (const known of entry.gpus.values()) {
+      const model = known.gpu.product ?? "unknown"
+      byModel.set(model, (byModel.get(model) ?? 0) + 1)
+      gpus++
+    }
+  }
+  return { gpus, nodes: HashMap.size(state.nodes), gpusByModel: Object.fromEntries(byModel) }
+}

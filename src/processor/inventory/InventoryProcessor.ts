@@ -1,0 +1,274 @@
+import {
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  Queue,
+  Ref,
+  Schedule,
+  type Scope,
+  Semaphore,
+  SynchronizedRef,
+} from "effect"
+import type { ComponentFactory, Health } from "../../component/Component.ts"
+import { ComponentStartError } from "../../component/ComponentStartError.ts"
+import { type InventoryEvent, type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEvent.ts"
+import type { NodeObservation } from "../../domain/NodeObservation.ts"
+import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
+import {
+  fromKnown,
+  type Inventory,
+  inventorySnapshot,
+  knownGpus,
+  type Transition,
+  tick,
+  transition,
+} from "./Inventory.ts"
+import { type InventoryChange, mergeChanges } from "./InventoryChange.ts"
+import { defaultConfig, type InventoryProcessorConfig, validate } from "./InventoryProcessorConfig.ts"
+import type { InventorySettings } from "./InventorySettings.ts"
+import { InventorySink } from "./InventorySink.ts"
+import { InventoryStore, InventoryStoreError } from "./InventoryStore.ts"
+import type { KnownGpu } from "./KnownGpu.ts"
+
+export interface InventoryProcessorOptions {
+  /** The component id, for errors and logs; `inventory` unless given. */
+  readonly id?: string
+  readonly settings: InventorySettings
+  /** Takes every batch of events, in order; must not wait for exporters (the exporter fan-out's `export`). */
+  readonly sink: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
+  readonly store: InventoryStore["Service"]
+  /** How often expired grace periods and due reports are looked for; 5 seconds unless given. */
+  readonly tickInterval?: Duration.Input
+  /** Deadline of one store call; 10 seconds unless given. */
+  readonly storeTimeout?: Duration.Input
+}
+
+/** Attempts to load the store at start before the processor gives up starting. */
+const loadAttempts = 3
+
+/** Capped backoff between writes of changes the store refused; the changes wait, one per GPU. */
+const writeRetry = Schedule.exponential(Duration.seconds(1)).pipe(
+  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(30)))),
+)
+
+const defectMessage = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
+
+const countsByKind = (events: ReadonlyArray<InventoryEvent>): ReadonlyArray<readonly [InventoryEventKind, number]> =>
+  inventoryEventKinds
+    .map((kind) => [kind, events.filter((event) => event.record.event === kind).length] as const)
+    .filter(([, count]) => count > 0)
+
+/**
+ * The `inventory` processor (PRODUCT.md §4) as a running component: it holds the known inventory,
+ * turns each node observation into events, emits the periodic reports and the removals of nodes gone
+ * past their grace, and keeps the store of current locations up to date.
+ *
+ * Observations enter through `observe`, one call per observation: it returns once the events are
+ * handed to the sink (which never waits for exporters), so a receiver worker's deadline covers the
+ * hand-off and a fast receiver is slowed, not queued without bound. Observations and ticks are
+ * applied one at a time, so the sink receives batches in the order the inventory changed. Store
+ * writes happen behind: changes wait, one per GPU, and are written in order, retried with a capped
+ * backoff while the store fails (reported by `health`), and written once more at shutdown.
+ */
+export class InventoryProcessor extends Context.Service<
+  InventoryProcessor,
+  {
+    /** Applies one observation and hands its events, if any, to the sink. */
+    readonly observe: (observation: NodeObservation) => Effect.Effect<void>
+    /** Every GPU known now, by node and index. */
+    readonly known: Effect.Effect<ReadonlyArray<KnownGpu>>
+    /** Writes the changes not yet in the store now. */
+    readonly flush: Effect.Effect<void, InventoryStoreError>
+    /** Unhealthy while the store refuses the changes. */
+    readonly health: Effect.Effect<Health>
+  }
+>()("gpu-serials/processor/inventory/InventoryProcessor") {
+  /**
+   * Loads the store, registers the inventory gauges and starts the ticks; closing the scope stops
+   * the ticks and writes what the store has not got yet.
+   */
+  static readonly make = Effect.fnUntraced(function* (
+    options: InventoryProcessorOptions,
+  ): Effect.fn.Return<InventoryProcessor["Service"], ComponentStartError, Scope.Scope | ServiceMetrics> {
+    const id = options.id ?? "inventory"
+    const { settings, store } = options
+    const metrics = yield* ServiceMetrics
+    const storeTimeout = options.storeTimeout ?? Duration.seconds(10)
+    const tickInterval = options.tickInterval ?? Duration.seconds(5)
+
+    const withDeadline = <A>(
+      call: Effect.Effect<A, InventoryStoreError>,
+      operation: "load" | "apply",
+    ): Effect.Effect<A, InventoryStoreError> =>
+      call.pipe(
+        Effect.timeoutOrElse({
+          duration: storeTimeout,
+          orElse: () =>
+            Effect.fail(
+              new InventoryStoreError({
+                store: store.kind,
+                operation,
+                message: `no answer within ${Duration.format(Duration.fromInputUnsafe(storeTimeout))}`,
+                conflict: false,
+              }),
+            ),
+        }),
+      )
+
+    const loaded = yield* withDeadline(store.load, "load").pipe(
+      Effect.retry(Schedule.exponential(Duration.seconds(1)).pipe(Schedule.upTo({ times: loadAttempts - 1 }))),
+      Effect.mapError(
+        (error) =>
+          new ComponentStartError({
+            component: id,
+            message: `cannot load the known inventory from the ${store.kind} store: ${error.message}`,
+          }),
+      ),
+    )
+    const startedAt = new Date(yield* Clock.currentTimeMillis)
+    const inventory = yield* SynchronizedRef.make<Inventory>(fromKnown(loaded, startedAt, settings))
+    yield* metrics.observeInventory(() => inventorySnapshot(SynchronizedRef.getUnsafe(inventory)))
+    if (loaded.length > 0) {
+      yield* Effect.logInfo("inventory loaded").pipe(Effect.annotateLogs({ store: store.kind, gpus: loaded.length }))
+    }
+
+    const pending = yield* Ref.make<ReadonlyMap<string, InventoryChange>>(new Map())
+    const storeProblem = yield* Ref.make<string | undefined>(undefined)
+    const wake = yield* Queue.sliding<true>(1)
+    const writing = yield* Semaphore.make(1)
+
+    /** One write of every waiting change; what the store refused waits again, under anything newer. */
+    const writePending: Effect.Effect<void, InventoryStoreError> = writing.withPermit(
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const batch = yield* Ref.getAndSet(pending, new Map())
+          if (batch.size === 0) return
+          yield* restore(withDeadline(store.apply([...batch.values()]), "apply")).pipe(
+            Effect.onExit((exit) =>
+              Exit.isSuccess(exit)
+                ? Ref.set(storeProblem, undefined)
+                : Ref.update(pending, (later) => mergeChanges(batch, later.values())),
+            ),
+          )
+        }),
+      ),
+    )
+
+    yield* Effect.addFinalizer(() =>
+      writePending.pipe(
+        Effect.catch((error) =>
+          Effect.logWarning("inventory store did not take the last changes").pipe(
+            Effect.annotateLogs({ store: error.store, reason: error.message }),
+          ),
+        ),
+      ),
+    )
+
+    yield* Queue.take(wake).pipe(
+      Effect.andThen(
+        writePending.pipe(
+          Effect.tapError((error) =>
+            Ref.set(storeProblem, error.message).pipe(
+              Effect.andThen(
+                Effect.logWarning("inventory store write failed, retrying").pipe(
+                  Effect.annotateLogs({ store: error.store, reason: error.message, conflict: error.conflict }),
+                ),
+              ),
+            ),
+          ),
+          Effect.retry(writeRetry),
+        ),
+      ),
+      Effect.forever,
+      Effect.forkScoped,
+    )
+
+    const deliver = Effect.fnUntraced(function* (step: Transition) {
+      if (step.events.length > 0) {
+        yield* Effect.suspend(() => options.sink(step.events)).pipe(
+          Effect.catchDefect((defect) =>
+            Effect.logWarning("inventory sink failed to take a batch").pipe(
+              Effect.annotateLogs({ records: step.events.length, reason: defectMessage(defect) }),
+            ),
+          ),
+        )
+        for (const [kind, count] of countsByKind(step.events)) {
+          yield* metrics.inventoryEvents(kind, count)
+        }
+      }
+      if (step.changes.length > 0) {
+        yield* Ref.update(pending, (waiting) => mergeChanges(waiting, step.changes))
+        yield* Queue.offer(wake, true)
+      }
+    })
+
+    const advance = (next: (state: Inventory) => Transition): Effect.Effect<void> =>
+      SynchronizedRef.modifyEffect(inventory, (state) => {
+        const step = next(state)
+        return deliver(step).pipe(Effect.as([undefined, step.state] as const))
+      })
+
+    yield* Clock.currentTimeMillis.pipe(
+      Effect.flatMap((millis) => advance((state) => tick(state, new Date(millis), settings))),
+      Effect.repeat(Schedule.spaced(tickInterval)),
+      Effect.forkScoped,
+    )
+
+    const observe = Effect.fn("InventoryProcessor.observe")(function* (observation: NodeObservation) {
+      yield* advance((state) => transition(state, observation, settings))
+    })
+
+    const health: Effect.Effect<Health> = Ref.get(storeProblem).pipe(
+      Effect.map((problem) =>
+        problem === undefined ? { healthy: true } : { healthy: false, message: `inventory store: ${problem}` },
+      ),
+    )
+
+    return InventoryProcessor.of({
+      observe,
+      known: SynchronizedRef.get(inventory).pipe(Effect.map(knownGpus)),
+      flush: writePending,
+      health,
+    })
+  })
+
+  /** The processor as a layer over the given sink and store. */
+  static readonly layer = (
+    options: InventoryProcessorOptions,
+  ): Layer.Layer<InventoryProcessor, ComponentStartError, ServiceMetrics> =>
+    Layer.effect(InventoryProcessor, InventoryProcessor.make(options))
+}
+
+/**
+ * The `inventory` processor factory. Its `create` takes the sink (the exporter fan-out's `export`) and
+ * the store of current locations from the `InventorySink` and `InventoryStore` services.
+ */
+export const factory: ComponentFactory<
+  "processor",
+  InventoryProcessorConfig,
+  InventoryProcessor["Service"],
+  ServiceMetrics | InventorySink | InventoryStore
+> = {
+  kind: "processor",
+  type: "inventory",
+  defaultConfig,
+  validate,
+  create: (config, settings) =>
+    Effect.gen(function* () {
+      const sink = yield* InventorySink
+      const store = yield* InventoryStore
+      return yield* InventoryProcessor.make({
+        id: settings.id,
+        settings: {
+          cluster: settings.clusterName,
+          reportIntervalMs: config.reportIntervalMs,
+          removalGraceMs: config.removalGraceMs,
+        },
+        sink: sink.export,
+        store,
+      })
+    }),
+}

@@ -1,0 +1,40 @@
+import { Context, type Effect, Schema } from "effect"
+import type { InventoryChange } from "./InventoryChange.ts"
+import type { KnownGpu } from "./KnownGpu.ts"
+
+/** A durable inventory source could not be read or written. */
+export class InventoryStoreError extends Schema.TaggedError<InventoryStoreError>()("InventoryStoreError", {
+  /** The kind of store: `memory`, `nats-kv`, `postgres`, `node-labels`. */
+  store: Schema.String,
+  operation: Schema.Literals(["load", "apply"]),
+  /** Short and user-facing; never a raw payload. */
+  message: Schema.String,
+  /** A compare-and-set write lost against another writer (a KV revision or row version had moved on). */
+  conflict: Schema.Boolean,
+}) {}
+
+/**
+ * Where the inventory processor keeps the current location of every GPU, so that a restart or a
+ * leader change rebuilds the inventory instead of reporting the whole fleet as `added`.
+ *
+ * Implementations: memory (the default, for one process's lifetime), and durable ones (a NATS KV
+ * bucket keyed by UUID, the Postgres current-state table, node labels). A store that supports
+ * compare-and-set remembers the revision of each key it loaded or wrote and writes with it; when
+ * another writer got there first it refreshes that revision and fails the batch with `conflict`, and
+ * the processor writes the batch again with what it knows now, so the leader's view wins.
+ */
+export class InventoryStore extends Context.Service<
+  InventoryStore,
+  {
+    /** The kind of store, as its errors name it: `memory`, `nats-kv`, `postgres`, `node-labels`. */
+    readonly kind: string
+    /** Every GPU the store knows with its current location (read once, at start). */
+    readonly load: Effect.Effect<ReadonlyArray<KnownGpu>, InventoryStoreError>
+    /**
+     * Writes changes, at most one per UUID, in order: `Upsert` puts the GPU's current location and
+     * facts under its UUID, `Remove` deletes the UUID. Either every change is written or the batch
+     * fails, and writing the same batch again is harmless.
+     */
+    readonly apply: (changes: ReadonlyArray<InventoryChange>) => Effect.Effect<void, InventoryStoreError>
+  }
+>()("gpu-serials/processor/inventory/InventoryStore") {}
