@@ -34,8 +34,8 @@ import { provesAbsent } from "./ReadingCoverage.ts"
  * - Inventories rebuilt from a durable store start with every node unconfirmed: a node that no reading
  *   or failed attempt confirms within `max(removalGraceMs, reportIntervalMs)` is taken as gone while
  *   the service was down, and its GPUs are removed.
- * - `removed` records carry the time the removal was decided (the reading's, or `now` of the tick);
- *   the others the time of the reading, or of the tick that re-affirms them.
+ * - `removed` records carry the time the removal was decided (`now` of the tick that decides it); the
+ *   others the time of the reading, or of the tick that re-affirms them.
  */
 
 /** Why a node's GPUs are about to be removed, and when. */

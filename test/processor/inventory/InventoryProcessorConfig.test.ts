@@ -1,0 +1,31 @@
+import { Result } from "effect"
+import { describe, expect, it } from "vitest"
+import { defaultConfig, validate } from "../../../src/processor/inventory/InventoryProcessorConfig.ts"
+
+describe("inventory processor config", () => {
+  it("defaults to a report every hour and five minutes of grace", () => {
+    expect(defaultConfig).toEqual({ reportIntervalMs: 3_600_000, removalGraceMs: 300_000 })
+    expect(validate(undefined)).toEqual(Result.succeed(defaultConfig))
+    expect(validate(null)).toEqual(Result.succeed(defaultConfig))
+  })
+
+  it("reads Go durations and milliseconds; 0 turns reports off", () => {
+    expect(validate({ reportInterval: "1h30m", removalGrace: "90s" })).toEqual(
+      Result.succeed({ reportIntervalMs: 5_400_000, removalGraceMs: 90_000 }),
+    )
+    expect(validate({ reportInterval: 0, removalGrace: 2500 })).toEqual(
+      Result.succeed({ reportIntervalMs: 0, removalGraceMs: 2500 }),
+    )
+    expect(validate({ reportInterval: "0" })).toEqual(Result.succeed({ ...defaultConfig, reportIntervalMs: 0 }))
+  })
+
+  it("reports every problem at once, by key", () => {
+    const outcome = validate({ reportInterval: "-1s", removalGrace: "soon", removalDelay: "5m" })
+    expect(Result.isFailure(outcome)).toBe(true)
+    if (Result.isSuccess(outcome)) return
+    const keys = outcome.failure.map((problem) => problem.key).sort()
+    expect(keys).toEqual(["removalDelay", "removalGrace", "reportInterval"])
+    expect(outcome.failure.find((problem) => problem.key === "reportInterval")?.message).toMatch(/duration/)
+    expect(outcome.failure.find((problem) => problem.key === "removalDelay")?.message).toBe("unknown key")
+  })
+})
