@@ -1,0 +1,52 @@
+import { Option, Schema } from "effect"
+import type { NodeRef } from "../../domain/NodeObservation.ts"
+
+const absentOr = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
+
+const NodeFields = Schema.Struct({
+  metadata: Schema.Struct({
+    name: Schema.String,
+    uid: absentOr(Schema.String),
+    resourceVersion: absentOr(Schema.String),
+  }),
+  spec: absentOr(Schema.Struct({ providerID: absentOr(Schema.String) })),
+})
+
+const decodeNode = Schema.decodeUnknownOption(NodeFields)
+
+/** What the node informer keeps of a node: its identity, nothing else (10,000 nodes stay small). */
+export interface ClusterNode {
+  /** The node name, the cache key. */
+  readonly key: string
+  readonly uid: string
+  /** `spec.providerID`; empty on bare-metal nodes registered without a cloud provider. */
+  readonly providerId: string
+  readonly resourceVersion: string
+}
+
+/** Reads a node from a list or a watch event; `undefined` when the object is not a node. */
+export const clusterNodeOf = (object: unknown): ClusterNode | undefined => {
+  const decoded = decodeNode(object)
+  if (Option.isNone(decoded)) {
+    return undefined
+  }
+  const { metadata, spec } = decoded.value
+  return {
+    key: metadata.name,
+    uid: metadata.uid ?? "",
+    providerId: spec?.providerID ?? "",
+    resourceVersion: metadata.resourceVersion ?? "",
+  }
+}
+
+/** The node as observations name it; a node the informer does not know is named only. */
+export const nodeRefOf = (name: string, node: ClusterNode | undefined): NodeRef => {
+  if (node === undefined) {
+    return { name }
+  }
+  return {
+    name,
+    ...(node.uid === "" ? {} : { uid: node.uid }),
+    ...(node.providerId === "" ? {} : { providerId: node.providerId }),
+  }
+}

@@ -1,0 +1,26 @@
+import type { Effect, Scope } from "effect"
+import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
+import { type ClusterNode, clusterNodeOf } from "./ClusterNode.ts"
+import type { CacheChange } from "./InformerCache.ts"
+import type { KubeApi } from "./KubeApi.ts"
+import * as ResourceInformer from "./ResourceInformer.ts"
+
+/**
+ * The informer of the cluster's nodes: workers find a pod's node (uid, providerID) in its cache, never by
+ * asking the API server per pod.
+ */
+export const start = (
+  api: KubeApi["Service"],
+  options: ResourceInformer.InformerOptions,
+  onChange: (change: CacheChange<ClusterNode>) => Effect.Effect<void>,
+): Effect.Effect<ResourceInformer.ResourceInformer<ClusterNode>, never, Scope.Scope | ServiceMetrics> =>
+  ResourceInformer.start(
+    {
+      resource: "nodes",
+      list: (page) => api.listNodes(page),
+      watch: (resourceVersion, timeoutSeconds) => api.watch({ path: "/api/v1/nodes", resourceVersion, timeoutSeconds }),
+      decode: clusterNodeOf,
+    },
+    options,
+    onChange,
+  )

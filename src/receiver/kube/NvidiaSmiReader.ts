@@ -1,0 +1,147 @@
+import { Clock, Duration, Effect, Result } from "effect"
+import type { NodeReading } from "../../domain/NodeReading.ts"
+import { decideCommandOutcome, type NvsmiMode, queryArgvFor, queryFormatFor } from "../../nvsmi/Command.ts"
+import { parseCsvReading } from "../../nvsmi/CsvReadingParser.ts"
+import type { NvsmiError } from "../../nvsmi/NvsmiError.ts"
+import type { OutputFormat } from "../../nvsmi/OutputFormat.ts"
+import { XmlReadingParser } from "../../nvsmi/XmlReadingParser.ts"
+import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
+import type { DevicePluginPod } from "./DevicePluginPod.ts"
+import type { KubeApi } from "./KubeApi.ts"
+import { runInPod } from "./PodExec.ts"
+import { failureOfNvsmi, type ReadFailure, readFailure } from "./ReadFailure.ts"
+
+export interface NvidiaSmiReaderOptions {
+  readonly mode: NvsmiMode
+  readonly maxOutputBytes: number
+  /** The device-plugin container nvidia-smi runs in. */
+  readonly container: string
+}
+
+/** How a node is read, and what `auto` mode settled on for each node. */
+export interface NvidiaSmiReader {
+  /** Runs nvidia-smi in the pod and parses what it printed, within `deadlineMillis` (a Clock time). */
+  readonly read: (
+    pod: DevicePluginPod,
+    deadlineMillis: number,
+  ) => Effect.Effect<NodeReading, ReadFailure, KubeApi | ServiceMetrics>
+  /** The format `auto` mode settled on for a node, if it did. */
+  readonly formatOf: (nodeName: string) => OutputFormat | undefined
+  /** Forgets a node's format: its pod was replaced (a driver upgrade restarts it) or the node left. */
+  readonly forget: (nodeName: string) => void
+}
+
+/** Enough of stdout to recognise a document or a failure message, as `decideCommandOutcome` expects. */
+const headBytes = 64 * 1024
+
+/** Keeps the first `limit` bytes of a stream of chunks. */
+class OutputHead {
+  private readonly chunks: Array<Buffer> = []
+  private kept = 0
+  private readonly limit: number
+
+  constructor(limit: number) {
+    this.limit = limit
+  }
+
+  push(chunk: Buffer): void {
+    if (this.kept < this.limit) {
+      const part = chunk.subarray(0, this.limit - this.kept)
+      this.chunks.push(part)
+      this.kept += part.length
+    }
+  }
+
+  text(): string {
+    return new TextDecoder("utf-8").decode(Buffer.concat(this.chunks, this.kept))
+  }
+}
+
+interface Run {
+  readonly exitCode: number
+  readonly stdoutHead: string
+  readonly stderr: string
+  /** Parses the whole output: ends the streaming XML parser, or reads the collected CSV. */
+  readonly parse: () => Result.Result<NodeReading, NvsmiError>
+}
+
+/**
+ * Reads nodes with the nvidia-smi strategy of `nvsmi/Command`: `xml` streams `-q -x` into the strict
+ * parser as it arrives, `csv` collects the `--query-gpu` output, `auto` starts with CSV and, on a driver
+ * that lacks a query field, runs XML at once and remembers that for the node.
+ */
+export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
+  const formats = new Map<string, OutputFormat>()
+
+  const run = (pod: DevicePluginPod, format: OutputFormat, deadlineMillis: number) =>
+    Effect.gen(function* () {
+      const xml = format === "xml" ? new XmlReadingParser({ maxBytes: options.maxOutputBytes }) : undefined
+      const head = new OutputHead(format === "xml" ? headBytes : options.maxOutputBytes)
+      const now = yield* Clock.currentTimeMillis
+      const result = yield* runInPod({
+        namespace: pod.namespace,
+        pod: pod.name,
+        container: options.container,
+        argv: queryArgvFor(format),
+        maxOutputBytes: options.maxOutputBytes,
+        onStdout: (chunk) => {
+          xml?.write(chunk)
+          head.push(chunk)
+        },
+        timeout: Duration.millis(Math.max(0, deadlineMillis - now)),
+      })
+      const stdoutHead = head.text()
+      const finished: Run = {
+        exitCode: result.exitCode,
+        stdoutHead,
+        stderr: result.stderrHint,
+        parse: () => (xml === undefined ? parseCsvReading(stdoutHead) : xml.end()),
+      }
+      return finished
+    })
+
+  const read = (pod: DevicePluginPod, deadlineMillis: number) =>
+    Effect.gen(function* () {
+      const node = pod.nodeName
+      let remembered = formats.get(node)
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const format = queryFormatFor(options.mode, remembered)
+        const finished = yield* run(pod, format, deadlineMillis)
+        const outcome = decideCommandOutcome({
+          mode: options.mode,
+          remembered,
+          exitCode: finished.exitCode,
+          stdoutHead: finished.stdoutHead,
+          stderr: finished.stderr,
+        })
+        switch (outcome._tag) {
+          case "Parse": {
+            if (outcome.remember !== undefined) {
+              formats.set(node, outcome.remember)
+            }
+            const parsed = finished.parse()
+            return Result.isSuccess(parsed) ? parsed.success : yield* failureOfNvsmi(parsed.failure)
+          }
+          case "FallBackToXml": {
+            formats.set(node, outcome.remember)
+            remembered = outcome.remember
+            yield* Effect.logInfo("nvidia-smi query field unknown to the driver, reading the node as XML").pipe(
+              Effect.annotateLogs({ node, field: outcome.field }),
+            )
+            break
+          }
+          case "Fail":
+            return yield* failureOfNvsmi(outcome.error)
+        }
+      }
+      return yield* readFailure("command-failed", "nvidia-smi rejected the query in both formats")
+    })
+
+  return {
+    read,
+    formatOf: (nodeName) => formats.get(nodeName),
+    forget: (nodeName) => {
+      formats.delete(nodeName)
+    },
+  }
+}

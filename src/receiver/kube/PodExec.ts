@@ -1,0 +1,129 @@
+import { Writable } from "node:stream"
+import { Clock, Deferred, Duration, Effect, Exit } from "effect"
+import { OutputTooLarge } from "../../nvsmi/NvsmiError.ts"
+import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
+import { type ExecEnd, execEndOf } from "./ExecStatus.ts"
+import { KubeApi } from "./KubeApi.ts"
+import { failureOfExec, failureOfNvsmi, type ReadFailure, readFailure } from "./ReadFailure.ts"
+
+export interface PodExecRequest {
+  readonly namespace: string
+  readonly pod: string
+  readonly container: string
+  /** Run as is: `argv[0]` is the program, never a shell. */
+  readonly argv: ReadonlyArray<string>
+  /** More stdout than this fails the run with `output-too-large` and closes the session. */
+  readonly maxOutputBytes: number
+  /** Receives stdout chunk by chunk as it arrives, never beyond the cap. */
+  readonly onStdout: (chunk: Buffer) => void
+  /** The whole run: token, upgrade, command, output. */
+  readonly timeout: Duration.Duration
+}
+
+/** A command that ran to its end. */
+export interface PodExecResult {
+  readonly exitCode: number
+  /** The start of stderr, for classifying failures; never logged whole. */
+  readonly stderrHint: string
+  readonly stdoutBytes: number
+}
+
+const stderrHintBytes = 4 * 1024
+
+/**
+ * Runs a command in a pod's container over the WebSocket exec subresource: stdout streamed to the caller
+ * up to the cap, the start of stderr kept as a hint, the exit code read from the status frame. The
+ * session is closed when the run ends, fails, exceeds the cap or misses its deadline.
+ */
+export const runInPod = Effect.fnUntraced(function* (
+  request: PodExecRequest,
+): Effect.fn.Return<PodExecResult, ReadFailure, KubeApi | ServiceMetrics> {
+  const api = yield* KubeApi
+  const metrics = yield* ServiceMetrics
+  const startedAt = yield* Clock.currentTimeMillis
+
+  const session = Effect.scoped(
+    Effect.gen(function* () {
+      const ended = yield* Deferred.make<ExecEnd, ReadFailure>()
+      let stdoutBytes = 0
+      let stderrBytes = 0
+      const stderrChunks: Array<Buffer> = []
+
+      const stdout = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          if (stdoutBytes <= request.maxOutputBytes) {
+            stdoutBytes += chunk.length
+            if (stdoutBytes > request.maxOutputBytes) {
+              const tooLarge = new OutputTooLarge({ maxBytes: request.maxOutputBytes, receivedBytes: stdoutBytes })
+              Deferred.doneUnsafe(ended, Exit.fail(failureOfNvsmi(tooLarge)))
+            } else {
+              request.onStdout(chunk)
+            }
+          }
+          callback()
+        },
+      })
+      const stderr = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          if (stderrBytes < stderrHintBytes) {
+            const kept = chunk.subarray(0, stderrHintBytes - stderrBytes)
+            stderrChunks.push(kept)
+            stderrBytes += kept.length
+          }
+          callback()
+        },
+      })
+
+      const socket = yield* api
+        .exec({
+          namespace: request.namespace,
+          pod: request.pod,
+          container: request.container,
+          argv: request.argv,
+          stdout,
+          stderr,
+          onStatus: (status) => {
+            Deferred.doneUnsafe(ended, Exit.succeed(execEndOf(status)))
+          },
+        })
+        .pipe(Effect.mapError(failureOfExec))
+      const lost = () => {
+        Deferred.doneUnsafe(
+          ended,
+          Exit.fail(readFailure("exec-lost", "the exec session closed before the command's status")),
+        )
+      }
+      socket.on("close", lost)
+      if (socket.readyState === socket.CLOSED || socket.readyState === socket.CLOSING) {
+        lost()
+      }
+
+      const end = yield* Deferred.await(ended)
+      if (end._tag === "NotStarted") {
+        return yield* readFailure("exec-not-started", `the command could not be started: ${end.message}`)
+      }
+      return {
+        exitCode: end.exitCode,
+        stderrHint: Buffer.concat(stderrChunks).toString("utf8"),
+        stdoutBytes,
+      }
+    }),
+  )
+
+  const finished = (result: "ok" | "error" | "timeout") =>
+    Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => metrics.execFinished(Math.max(0, now - startedAt) / 1000, result)),
+    )
+
+  return yield* session.pipe(
+    Effect.timeoutOrElse({
+      duration: request.timeout,
+      orElse: () =>
+        Effect.fail(
+          readFailure("exec-timeout", `nvidia-smi did not finish within ${Duration.format(request.timeout)}`),
+        ),
+    }),
+    Effect.tapError((failure) => finished(failure.kind === "exec-timeout" ? "timeout" : "error")),
+    Effect.tap(() => finished("ok")),
+  )
+})

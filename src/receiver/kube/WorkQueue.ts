@@ -1,0 +1,172 @@
+import { Clock, Deferred, Duration, Effect, FiberMap, Option, Random, type Scope } from "effect"
+import { type BackoffPolicy, KeyBackoff } from "./KeyBackoff.ts"
+import { WorkQueueState } from "./WorkQueueState.ts"
+
+/**
+ * A rate-limited work queue with client-go's contract: duplicate keys collapse, a key is never handed to
+ * two workers at once, a key added while it is processed is handed out again after `done`, and per-key
+ * backoff is a separate policy (`KeyBackoff`) that `forget` resets.
+ */
+export interface WorkQueue<K> {
+  /** Queues `key` unless it is already queued; ignored after `shutDown`. */
+  readonly add: (key: K) => Effect.Effect<void>
+  /** Waits for a key and marks it processing; `None` once the queue is shut down. */
+  readonly get: Effect.Effect<Option.Option<K>>
+  /**
+   * Waits for a key, runs `handler` on it and marks it done, with no gap in between where an interruption
+   * could leave the key marked processing; `false` once the queue is shut down.
+   */
+  readonly processNext: <E, R>(handler: (key: K) => Effect.Effect<void, E, R>) => Effect.Effect<boolean, E, R>
+  /** Ends the processing of `key`: queued again if it was added meanwhile. */
+  readonly done: (key: K) => Effect.Effect<void>
+  /** Queues `key` once `delay` has passed; an earlier pending time for the same key wins. */
+  readonly addAfter: (key: K, delay: Duration.Input) => Effect.Effect<void>
+  /** Counts a failure of `key` and queues it after its backoff delay. */
+  readonly addRateLimited: (key: K) => Effect.Effect<void>
+  /** Clears the backoff history of `key` (after success, or when giving up on it). */
+  readonly forget: (key: K) => Effect.Effect<void>
+  /** How many times `key` was rate-limited since it was last forgotten. */
+  readonly retries: (key: K) => Effect.Effect<number>
+  /** Keys waiting to be handed out. */
+  readonly len: Effect.Effect<number>
+  /** `len` without an effect, for a gauge read when metrics are collected. */
+  readonly depth: () => number
+  /** Stops intake: adds are ignored, waiting and later `get`s answer `None`, delayed adds are cancelled. */
+  readonly shutDown: Effect.Effect<void>
+  readonly isShutDown: Effect.Effect<boolean>
+}
+
+/** Builds a work queue whose delayed adds live in the current scope. */
+export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const state = new WorkQueueState<K>()
+    const limiter = new KeyBackoff<K>(backoff)
+    const waiters = new Set<Deferred.Deferred<void>>()
+    const pendingAt = new Map<K, number>()
+    const timers = yield* FiberMap.make<K>()
+
+    const wakeOne = (): void => {
+      for (const waiter of waiters) {
+        waiters.delete(waiter)
+        Deferred.doneUnsafe(waiter, Effect.void)
+        return
+      }
+    }
+
+    const wakeAll = (): void => {
+      for (const waiter of waiters) {
+        Deferred.doneUnsafe(waiter, Effect.void)
+      }
+      waiters.clear()
+    }
+
+    const add = (key: K): Effect.Effect<void> =>
+      Effect.sync(() => {
+        if (state.add(key)) {
+          wakeOne()
+        }
+      })
+
+    /** Waits for a signal that a key may be queued; a waiter interrupted after its signal passes it on. */
+    const awaitSignal: Effect.Effect<void> = Effect.suspend(() => {
+      const waiter = Deferred.makeUnsafe<void>()
+      waiters.add(waiter)
+      return Deferred.await(waiter).pipe(
+        Effect.onInterrupt(() =>
+          Effect.sync(() => {
+            if (!waiters.delete(waiter)) {
+              wakeOne()
+            }
+          }),
+        ),
+      )
+    })
+
+    const get: Effect.Effect<Option.Option<K>> = Effect.suspend(() => {
+      const key = state.get()
+      if (key !== undefined) {
+        return Effect.succeed(Option.some(key))
+      }
+      return state.isShutDown ? Effect.succeed(Option.none()) : awaitSignal.pipe(Effect.flatMap(() => get))
+    })
+
+    const processNext = <E, R>(handler: (key: K) => Effect.Effect<void, E, R>): Effect.Effect<boolean, E, R> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          while (true) {
+            const key = state.get()
+            if (key !== undefined) {
+              yield* restore(handler(key)).pipe(Effect.ensuring(done(key)))
+              return true
+            }
+            if (state.isShutDown) {
+              return false
+            }
+            yield* restore(awaitSignal)
+          }
+        }),
+      )
+
+    const done = (key: K): Effect.Effect<void> =>
+      Effect.sync(() => {
+        if (state.done(key)) {
+          wakeOne()
+        }
+      })
+
+    const addAfter = (key: K, delay: Duration.Input): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (state.isShutDown) {
+          return
+        }
+        const millis = Duration.toMillis(Duration.fromInputUnsafe(delay))
+        if (millis <= 0) {
+          return yield* add(key)
+        }
+        const readyAt = (yield* Clock.currentTimeMillis) + millis
+        const pending = pendingAt.get(key)
+        if (pending !== undefined && pending <= readyAt) {
+          return
+        }
+        pendingAt.set(key, readyAt)
+        yield* FiberMap.run(
+          timers,
+          key,
+          Effect.sleep(Duration.millis(millis)).pipe(
+            Effect.andThen(
+              Effect.sync(() => {
+                pendingAt.delete(key)
+              }),
+            ),
+            Effect.andThen(add(key)),
+          ),
+        )
+      })
+
+    const addRateLimited = (key: K): Effect.Effect<void> =>
+      Random.next.pipe(Effect.flatMap((unit) => addAfter(key, Duration.millis(limiter.when(key, unit)))))
+
+    const shutDown: Effect.Effect<void> = Effect.gen(function* () {
+      state.shutDown()
+      wakeAll()
+      pendingAt.clear()
+      yield* FiberMap.clear(timers)
+    })
+
+    yield* Effect.addFinalizer(() => shutDown)
+
+    return {
+      add,
+      get,
+      processNext,
+      done,
+      addAfter,
+      addRateLimited,
+      forget: (key) => Effect.sync(() => limiter.forget(key)),
+      retries: (key) => Effect.sync(() => limiter.retries(key)),
+      len: Effect.sync(() => state.length),
+      depth: () => (state.isShutDown ? 0 : state.length),
+      shutDown,
+      isShutDown: Effect.sync(() => state.isShutDown),
+    }
+  })

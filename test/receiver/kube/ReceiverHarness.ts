@@ -1,0 +1,153 @@
+import { KubeConfig } from "@kubernetes/client-node"
+import { Cause, Duration, Effect, Exit, Queue, Scope } from "effect"
+import type { KubeExecConfig } from "../../../src/config/ServiceConfig.ts"
+import type { NodeObservation } from "../../../src/domain/NodeObservation.ts"
+import { KubeApi } from "../../../src/receiver/kube/KubeApi.ts"
+import { defaultKubeExecConfig } from "../../../src/receiver/kube/KubeExecFactory.ts"
+import * as KubeExecReceiver from "../../../src/receiver/kube/KubeExecReceiver.ts"
+import { type SimulatedCluster, startSimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
+import type { SimulatedClusterOptions } from "../../../src/sim/SimulatedClusterOptions.ts"
+import { type RecordedMetrics, recordingMetrics } from "../../support/RecordingMetrics.ts"
+
+/** One exec the receiver opened, as it asked for it. */
+export interface RecordedExec {
+  readonly pod: string
+  readonly container: string
+  readonly argv: ReadonlyArray<string>
+}
+
+export interface Harness {
+  readonly cluster: SimulatedCluster
+  readonly receiver: KubeExecReceiver.KubeExecReceiver
+  /** Everything taken from `receiver.observations` so far, in order. */
+  readonly observations: Array<NodeObservation>
+  /** Set once `observations` ended with `Done`. */
+  readonly ended: { value: boolean }
+  readonly execs: Array<RecordedExec>
+  readonly metrics: RecordedMetrics
+  /** Closes the receiver's scope (a graceful shutdown); the cluster stays up until the test ends. */
+  readonly stop: Effect.Effect<void>
+}
+
+export interface HarnessOptions {
+  readonly cluster?: SimulatedClusterOptions
+  readonly config?: Partial<KubeExecConfig>
+  readonly tuning?: Partial<KubeExecReceiver.KubeExecTuning>
+  /** Runs on the cluster before the receiver starts (faults to meet at its first calls). */
+  readonly before?: (cluster: SimulatedCluster) => void
+}
+
+/** Quick settings for a simulated cluster: near-instant pods and nvidia-smi, frequent bookmarks. */
+export const quickCluster: SimulatedClusterOptions = {
+  nodes: 4,
+  modelMix: { "h100-hgx": 1, "gb200-nvl72": 1, t4: 1, l40s: 1 },
+  execLatency: 5,
+  podTimings: { startMs: 20, readyMs: 20, terminationMs: 20 },
+  bookmarkIntervalMs: 200,
+}
+
+const quickTuning: KubeExecReceiver.KubeExecTuning = {
+  ...KubeExecReceiver.defaultTuning,
+  maxAttempts: 4,
+  retryBackoff: { baseMs: 50, maxMs: 400, jitter: 0.5 },
+  informer: {
+    pageSize: 3,
+    stallTimeoutMs: 1_500,
+    restartBackoff: { baseMs: 50, maxMs: 400, jitter: 0.5 },
+    watchSeconds: { min: 300, max: 600 },
+  },
+  shutdownGraceMs: 500,
+}
+
+/**
+ * Starts a simulated cluster on 127.0.0.1 and the receiver against it through the real client-node,
+ * collecting observations, exec requests and metrics. Both stop when the test's scope closes.
+ */
+export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harness, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const cluster = yield* Effect.acquireRelease(
+      Effect.promise(() => startSimulatedCluster({ ...quickCluster, ...options.cluster })),
+      (started) => Effect.promise(() => started.close()),
+    )
+    options.before?.(cluster)
+    const kubeConfig = new KubeConfig()
+    kubeConfig.loadFromFile(cluster.kubeconfigPath)
+    const api = yield* KubeApi.make(kubeConfig, {
+      qps: 200,
+      burst: 200,
+      requestTimeoutMs: 3_000,
+      execHandshakeTimeoutMs: 3_000,
+    })
+    const execs: Array<RecordedExec> = []
+    const recordingApi = KubeApi.of({
+      ...api,
+      exec: (call) =>
+        Effect.suspend(() => {
+          execs.push({ pod: call.pod, container: call.container, argv: [...call.argv] })
+          return api.exec(call)
+        }),
+    })
+    const { recorded, layer } = recordingMetrics()
+    const config: KubeExecConfig = {
+      ...defaultKubeExecConfig,
+      namespace: cluster.namespace,
+      labelSelector: cluster.labelSelector,
+      container: cluster.container,
+      workers: 4,
+      timeoutMs: 2_000,
+      ...options.config,
+    }
+    const receiverScope = yield* Scope.make()
+    const stop = Scope.close(receiverScope, Exit.void)
+    yield* Effect.addFinalizer(() => stop)
+    const receiver = yield* KubeExecReceiver.make(config, { ...quickTuning, ...options.tuning }).pipe(
+      Effect.provideService(KubeApi, recordingApi),
+      Effect.provide(layer),
+      Scope.provide(receiverScope),
+    )
+    const observations: Array<NodeObservation> = []
+    const ended = { value: false }
+    yield* Queue.take(receiver.observations).pipe(
+      Effect.tap((observation) => Effect.sync(() => observations.push(observation))),
+      Effect.forever,
+      Effect.catchIf(Cause.isDone, () => Effect.sync(() => (ended.value = true))),
+      Effect.forkScoped,
+    )
+    return { cluster, receiver, observations, ended, execs, metrics: recorded, stop }
+  })
+
+/** Polls `condition` on the real clock until it holds; fails with `what` after `timeout`. */
+export const eventually = (what: string, condition: () => boolean, timeout: Duration.Input = "10 seconds") =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + Duration.toMillis(Duration.fromInputUnsafe(timeout))
+    while (!condition()) {
+      if (Date.now() > deadline) {
+        return yield* Effect.die(new Error(`timed out waiting for ${what}`))
+      }
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
+export const reads = (harness: Harness) =>
+  harness.observations.filter(
+    (observation): observation is Extract<NodeObservation, { _tag: "NodeRead" }> => observation._tag === "NodeRead",
+  )
+
+export const failures = (harness: Harness) =>
+  harness.observations.filter(
+    (observation): observation is Extract<NodeObservation, { _tag: "NodeReadFailed" }> =>
+      observation._tag === "NodeReadFailed",
+  )
+
+export const gone = (harness: Harness) =>
+  harness.observations.filter(
+    (observation): observation is Extract<NodeObservation, { _tag: "NodeGone" }> => observation._tag === "NodeGone",
+  )
+
+/** No exec ever went through a shell: nvidia-smi is argv[0] and its arguments follow as they are. */
+export const execsRanNvidiaSmiDirectly = (harness: Harness): boolean =>
+  harness.execs.every(
+    (exec) =>
+      exec.argv[0] === "nvidia-smi" &&
+      !exec.argv.some((arg) => arg === "-c" || (arg.includes("sh") && arg.startsWith("/"))),
+  )
