@@ -24,6 +24,7 @@ import {
   nvidiaSmiMaxOutputSetting,
   nvidiaSmiModeSetting,
   qpsSetting,
+  removalGraceSetting,
   reportIntervalSetting,
   resyncSetting,
   serverPortSetting,
@@ -88,6 +89,7 @@ export const configToFile = (config: ServiceConfig): FileMapping => {
   put(root, nodeLabelsEnabledSetting, kube.nodeLabels.enabled)
   put(root, nodeLabelPrefixSetting, kube.nodeLabels.prefix)
   put(root, reportIntervalSetting, config.inventory.reportIntervalMs)
+  put(root, removalGraceSetting, config.inventory.removalGraceMs)
   const leader = config.leaderElection
   put(root, leaderElectionSetting, leader.enabled)
   put(root, leaseNameSetting, leader.leaseName)

@@ -27,6 +27,7 @@ import {
   nvidiaSmiMaxOutputSetting,
   nvidiaSmiModeSetting,
   qpsSetting,
+  removalGraceSetting,
   reportIntervalSetting,
   resyncSetting,
   serverPortSetting,
@@ -112,7 +113,10 @@ const toServiceConfig = (values: SettingValues, exporters: ReadonlyArray<Exporte
       prefix: values.require(nodeLabelPrefixSetting),
     },
   },
-  inventory: { reportIntervalMs: values.require(reportIntervalSetting) },
+  inventory: {
+    reportIntervalMs: values.require(reportIntervalSetting),
+    removalGraceMs: values.require(removalGraceSetting),
+  },
   exporters,
   leaderElection: {
     enabled: values.require(leaderElectionSetting),

@@ -44,6 +44,8 @@ export interface KubeExecConfig {
 export interface InventoryConfig {
   /** How often unchanged GPUs are re-affirmed as `observed`; 0: never. */
   readonly reportIntervalMs: number
+  /** How long a gone node, pod or GPU is kept before its GPUs are removed. */
+  readonly removalGraceMs: number
 }
 
 /**

@@ -260,6 +260,19 @@ export const reportIntervalSetting: Setting<number> = {
   check: notNegative("report interval must be >= 0 (0 disables periodic reports)"),
 }
 
+export const removalGraceSetting: Setting<number> = {
+  key: "processors.inventory.removalGrace",
+  env: "REMOVAL_GRACE",
+  flag: "--removal-grace",
+  type: durationType,
+  default: 300_000,
+  secret: "none",
+  label: "removal grace",
+  description:
+    "How long a node, pod or GPU may be gone before its GPUs are removed; a restarted device-plugin pod within it changes nothing.",
+  check: notNegative("removal grace must be >= 0"),
+}
+
 // ---- the service: telemetry and leader election --------------------------------------------------------
 
 export const logLevelSetting: Setting<"debug" | "info" | "warn" | "error"> = {
@@ -830,6 +843,7 @@ export const allSettings: ReadonlyArray<AnySetting> = [
   nodeLabelsEnabledSetting,
   nodeLabelPrefixSetting,
   reportIntervalSetting,
+  removalGraceSetting,
   logLevelSetting,
   serverPortSetting,
   leaderElectionSetting,

@@ -23,7 +23,7 @@ describe("defaults", () => {
         nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 },
         nodeLabels: { enabled: true, prefix: "gpu-serials.dev" },
       },
-      inventory: { reportIntervalMs: 3_600_000 },
+      inventory: { reportIntervalMs: 3_600_000, removalGraceMs: 300_000 },
       exporters: [{ id: "stdout", type: "stdout", section: {} }],
       leaderElection: {
         enabled: false,
