@@ -1,6 +1,20 @@
-import { Duration, Effect, Fiber, Queue, Result, Schedule, type Scope, Stream, SubscriptionRef } from "effect"
+import {
+  Clock,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Option,
+  Queue,
+  Result,
+  Schedule,
+  type Scope,
+  Stream,
+  SubscriptionRef,
+} from "effect"
 import type { Health } from "../component/Component.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
+import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 import type { Exporter, ExporterStats } from "./Exporter.ts"
 import type { QueueSettings, RetrySettings } from "./QueueSettings.ts"
 import { type Sink, SinkError } from "./Sink.ts"
@@ -112,6 +126,20 @@ export const make = Effect.fnUntraced(function* (
   const ledger = yield* SubscriptionRef.make(emptyLedger)
   const buffer = yield* Queue.dropping<InventoryEvent>(settings.queueSize)
   const annotate = Effect.annotateLogs({ exporter: id })
+  const metrics = yield* Effect.serviceOption(ServiceMetrics)
+  /** Reports each write attempt's duration and outcome to the service metrics, when the service has them. */
+  const measured = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Option.isNone(metrics)
+      ? write
+      : Effect.flatMap(Clock.currentTimeMillis, (start) =>
+          write.pipe(
+            Effect.onExit((exit) =>
+              Effect.flatMap(Clock.currentTimeMillis, (end) =>
+                metrics.value.exportWritten(id, (end - start) / 1000, Exit.isSuccess(exit)),
+              ),
+            ),
+          ),
+        )
 
   const settle = (records: number, outcome: "sent" | "dropped", failure: string | undefined) =>
     SubscriptionRef.update(ledger, (current) => ({
@@ -171,6 +199,7 @@ export const make = Effect.fnUntraced(function* (
         ),
       ),
       Effect.catchDefect((defect) => Effect.fail(new SinkError({ message: defectMessage(defect), retryable: false }))),
+      measured,
       Effect.tapError((error) =>
         SubscriptionRef.update(ledger, (current) => ({
           ...current,

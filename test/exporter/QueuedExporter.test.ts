@@ -10,6 +10,7 @@ import {
 } from "../../src/exporter/QueueSettings.ts"
 import { SinkError } from "../../src/exporter/Sink.ts"
 import { capturedLog } from "../log/CapturedLog.ts"
+import { recordingMetrics } from "../support/RecordingMetrics.ts"
 import { addedEvents } from "./InventoryEvents.ts"
 import { scriptedSink } from "./ScriptedSink.ts"
 
@@ -64,6 +65,24 @@ describe("QueuedExporter", () => {
       assert.strictEqual(overflowLines.length, 1)
       assert.strictEqual(overflowLines[0]?.exporter, "stdout")
       yield* closeAdvancing(scope, "10 seconds")
+    }),
+  )
+
+  it.effect("reports every write attempt to the service metrics, failed ones too", () =>
+    Effect.gen(function* () {
+      const metrics = recordingMetrics()
+      const sink = scriptedSink((attempt) => (attempt === 1 ? Effect.fail(unavailable) : Effect.void))
+      const exporter = yield* QueuedExporter.make({ id: "http", sink, settings: settings() }).pipe(
+        Effect.provide(metrics.layer),
+      )
+
+      yield* exporter.export(addedEvents(3))
+      yield* advance("10 seconds")
+
+      assert.deepStrictEqual(metrics.recorded.exportWrites, [
+        { exporter: "http", ok: false },
+        { exporter: "http", ok: true },
+      ])
     }),
   )
 
