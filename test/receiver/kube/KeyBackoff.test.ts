@@ -1,6 +1,9 @@
+import { it as effectIt } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { backoffDelayMs, KeyBackoff } from "../../../src/receiver/kube/KeyBackoff.ts"
+import { backoffDelayMs, backoffSchedule, KeyBackoff } from "../../../src/receiver/kube/KeyBackoff.ts"
 
 const policy = { baseMs: 100, maxMs: 5_000, jitter: 0.5 }
 
@@ -44,4 +47,27 @@ describe("per-key backoff", () => {
     expect(backoff.when("a", 0)).toBe(100)
     expect(backoff.size).toBe(2)
   })
+})
+
+describe("backoff schedule", () => {
+  effectIt.effect("retries after base, 2·base, … up to the cap", () =>
+    Effect.gen(function* () {
+      let attempts = 0
+      const failing = Effect.suspend(() => {
+        attempts++
+        return Effect.fail("down")
+      })
+      const retrying = yield* Effect.forkChild(
+        failing.pipe(Effect.retry(backoffSchedule({ baseMs: 100, maxMs: 300, jitter: 0 }))),
+      )
+      yield* Effect.yieldNow
+      const attemptsAfter = []
+      for (const step of [99, 1, 199, 1, 299, 1, 300]) {
+        yield* TestClock.adjust(step)
+        attemptsAfter.push(attempts)
+      }
+      expect(attemptsAfter).toEqual([1, 2, 2, 3, 3, 4, 5])
+      yield* Fiber.interrupt(retrying)
+    }),
+  )
 })

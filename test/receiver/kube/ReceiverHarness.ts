@@ -7,6 +7,7 @@ import { defaultKubeExecConfig } from "../../../src/receiver/kube/KubeExecFactor
 import * as KubeExecReceiver from "../../../src/receiver/kube/KubeExecReceiver.ts"
 import { type SimulatedCluster, startSimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
 import type { SimulatedClusterOptions } from "../../../src/sim/SimulatedClusterOptions.ts"
+import { capturedLog } from "../../log/CapturedLog.ts"
 import { type RecordedMetrics, recordingMetrics } from "../../support/RecordingMetrics.ts"
 
 /** One exec the receiver opened, as it asked for it. */
@@ -25,6 +26,8 @@ export interface Harness {
   readonly ended: { value: boolean }
   readonly execs: Array<RecordedExec>
   readonly metrics: RecordedMetrics
+  /** The receiver's log lines, parsed. */
+  readonly logEvents: () => Array<Record<string, unknown>>
   /** Closes the receiver's scope (a graceful shutdown); the cluster stays up until the test ends. */
   readonly stop: Effect.Effect<void>
 }
@@ -52,7 +55,7 @@ const quickTuning: KubeExecReceiver.KubeExecTuning = {
   retryBackoff: { baseMs: 50, maxMs: 400, jitter: 0.5 },
   informer: {
     pageSize: 3,
-    stallTimeoutMs: 1_500,
+    stallTimeoutMs: 1_000,
     restartBackoff: { baseMs: 50, maxMs: 400, jitter: 0.5 },
     watchSeconds: { min: 300, max: 600 },
   },
@@ -88,6 +91,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
         }),
     })
     const { recorded, layer } = recordingMetrics()
+    const log = capturedLog()
     const config: KubeExecConfig = {
       ...defaultKubeExecConfig,
       namespace: cluster.namespace,
@@ -103,6 +107,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     const receiver = yield* KubeExecReceiver.make(config, { ...quickTuning, ...options.tuning }).pipe(
       Effect.provideService(KubeApi, recordingApi),
       Effect.provide(layer),
+      Effect.provide(log.layer),
       Scope.provide(receiverScope),
     )
     const observations: Array<NodeObservation> = []
@@ -113,7 +118,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       Effect.catchIf(Cause.isDone, () => Effect.sync(() => (ended.value = true))),
       Effect.forkScoped,
     )
-    return { cluster, receiver, observations, ended, execs, metrics: recorded, stop }
+    return { cluster, receiver, observations, ended, execs, metrics: recorded, logEvents: log.events, stop }
   })
 
 /** Polls `condition` on the real clock until it holds; fails with `what` after `timeout`. */

@@ -1,0 +1,81 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Queue, Result } from "effect"
+import { ComponentRegistry } from "../../../src/component/ComponentRegistry.ts"
+import { defaultKubeExecConfig, factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
+import { startSimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
+import { recordingMetrics } from "../../support/RecordingMetrics.ts"
+import { quickCluster } from "./ReceiverHarness.ts"
+
+const settings = { id: "kube_exec", clusterName: "test", serviceVersion: "0.0.0" }
+
+describe("kube_exec factory", () => {
+  it("is a receiver of type kube_exec that a registry accepts", () => {
+    assert.strictEqual(factory.kind, "receiver")
+    assert.strictEqual(factory.type, "kube_exec")
+    const registry = ComponentRegistry.make({ receivers: [factory] })
+    assert.deepStrictEqual(registry.knownTypes("receiver"), ["kube_exec"])
+  })
+
+  it("defaults to the settings table's defaults", () => {
+    assert.strictEqual(defaultKubeExecConfig.namespace, "gpu-operator")
+    assert.strictEqual(defaultKubeExecConfig.labelSelector, "app=nvidia-device-plugin-daemonset")
+    assert.strictEqual(defaultKubeExecConfig.workers, 16)
+    assert.strictEqual(defaultKubeExecConfig.timeoutMs, 30_000)
+    assert.strictEqual(defaultKubeExecConfig.qps, 50)
+    assert.strictEqual(defaultKubeExecConfig.burst, 100)
+    assert.deepStrictEqual(factory.validate(undefined), Result.succeed(defaultKubeExecConfig))
+  })
+
+  it("validates a resolved config with the settings' rules, every problem at once", () => {
+    const outcome = factory.validate({
+      ...defaultKubeExecConfig,
+      workers: 0,
+      labelSelector: "app in (",
+      nvidiaSmi: { mode: "html", maxOutputBytes: 8 * 1024 * 1024 },
+      extra: true,
+    })
+    assert.isTrue(Result.isFailure(outcome))
+    const keys = Result.isFailure(outcome) ? outcome.failure.map((problem) => problem.key).sort() : []
+    assert.deepStrictEqual(keys, ["extra", "labelSelector", "nvidiaSmi.mode", "workers"])
+    const workers = Result.isFailure(outcome) ? outcome.failure.find((problem) => problem.key === "workers") : undefined
+    assert.strictEqual(workers?.message, "workers must be > 0")
+  })
+
+  it.effect("fails to start with a clear error when the kubeconfig does not exist", () =>
+    Effect.gen(function* () {
+      const { layer } = recordingMetrics()
+      const error = yield* factory
+        .create({ ...defaultKubeExecConfig, kubeconfig: "/nonexistent/kubeconfig" }, settings)
+        .pipe(Effect.provide(layer), Effect.scoped, Effect.flip)
+      assert.strictEqual(error._tag, "ComponentStartError")
+      assert.strictEqual(error.component, "kube_exec")
+      assert.include(error.message, "/nonexistent/kubeconfig")
+    }),
+  )
+
+  it.live("creates a running receiver from the kubeconfig path", () =>
+    Effect.gen(function* () {
+      const cluster = yield* Effect.acquireRelease(
+        Effect.promise(() => startSimulatedCluster({ ...quickCluster, nodes: 2 })),
+        (started) => Effect.promise(() => started.close()),
+      )
+      const { layer } = recordingMetrics()
+      const receiver = yield* factory
+        .create(
+          {
+            ...defaultKubeExecConfig,
+            kubeconfig: cluster.kubeconfigPath,
+            namespace: cluster.namespace,
+            labelSelector: cluster.labelSelector,
+            container: cluster.container,
+          },
+          settings,
+        )
+        .pipe(Effect.provide(layer))
+      yield* receiver.ready
+      const first = yield* Queue.take(receiver.observations)
+      const second = yield* Queue.take(receiver.observations)
+      assert.deepStrictEqual([first._tag, second._tag], ["NodeRead", "NodeRead"])
+    }),
+  )
+})
