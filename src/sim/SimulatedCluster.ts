@@ -16,6 +16,7 @@ import { Churn, type ChurnRates } from "./cluster/Churn.ts"
 import { ContainerRuntime } from "./cluster/ContainerRuntime.ts"
 import { DevicePluginDaemonSet } from "./cluster/DevicePluginDaemonSet.ts"
 import { nodeObject } from "./cluster/NodeObject.ts"
+import { frameLayout } from "./exec/ChannelProtocol.ts"
 import type { ExecLatency } from "./exec/ExecLatency.ts"
 import { PodExec } from "./exec/PodExec.ts"
 import { FaultPlan, type FaultRates, type ScriptedFault } from "./faults/FaultPlan.ts"
@@ -173,6 +174,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     faults,
     random: root.fork("runtime"),
     now,
+    outputLayout: frameLayout,
   })
   const exec = new PodExec(runtime)
   const openWatches = new OpenWatches()

@@ -8,7 +8,7 @@ import { apiGroup, apiGroupList, apiResourceList, coreApiVersions, serverVersion
 import { parseFieldSelector } from "./FieldSelector.ts"
 import { type JsonValue, parseJson } from "./Json.ts"
 import { parseLabelSelector } from "./LabelSelector.ts"
-import { serveList } from "./ListRequest.ts"
+import { type ListBody, serveList } from "./ListRequest.ts"
 import { createObject, type DeletionPolicy, deleteObject, patchObject, updateObject } from "./ObjectWrites.ts"
 import type { OpenWatches } from "./OpenWatches.ts"
 import { type DiscoveryRoute, type ResourceRoute, routeOf } from "./RequestRoute.ts"
@@ -52,6 +52,23 @@ export interface ApiServerStats {
   readonly requests: number
   readonly watchesOpen: number
 }
+
+const listChunkBytes = 256 * 1024
+
+/** Resolves when the response can take more data, or is gone. */
+const drained = (response: ServerResponse): Promise<void> =>
+  new Promise((resolve) => {
+    const done = () => {
+      response.off("drain", done)
+      response.off("close", done)
+      resolve()
+    }
+    if (response.destroyed) resolve()
+    else {
+      response.on("drain", done)
+      response.on("close", done)
+    }
+  })
 
 /** The largest request body accepted, as the Kubernetes API server limits it. */
 const maxBodyBytes = 3 * 1024 * 1024
@@ -157,9 +174,8 @@ export class ApiServer {
       case "get": {
         const stored = store.require(route.kind, route.namespace, route.name)
         if (representation.table)
-          this.sendText(
+          await this.sendList(
             response,
-            200,
             serveList(
               {
                 kind: route.kind,
@@ -177,15 +193,14 @@ export class ApiServer {
               this.options.now(),
             ),
           )
-        else this.sendText(response, 200, stored.json)
+        else this.sendText(response, 200, stored.bytes)
         return
       }
       case "list": {
         const labelSelector = query.get("labelSelector") ?? ""
         const fieldSelector = query.get("fieldSelector") ?? ""
-        this.sendText(
+        await this.sendList(
           response,
-          200,
           serveList(
             {
               kind: route.kind,
@@ -234,18 +249,18 @@ export class ApiServer {
       }
       case "create": {
         const stored = createObject(store, route, await readBody(request))
-        this.sendText(response, 201, stored.json)
+        this.sendText(response, 201, stored.bytes)
         return
       }
       case "update": {
         const stored = updateObject(store, route, await readBody(request))
-        this.sendText(response, 200, stored.json)
+        this.sendText(response, 200, stored.bytes)
         return
       }
       case "patch": {
         const contentType = (request.headers["content-type"] ?? "").split(";")[0]?.trim() ?? ""
         const stored = patchObject(store, route, contentType, await readBody(request))
-        this.sendText(response, 200, stored.json)
+        this.sendText(response, 200, stored.bytes)
         return
       }
       case "delete": {
@@ -328,7 +343,35 @@ export class ApiServer {
     }
   }
 
-  private sendText(response: ServerResponse, code: number, body: string): void {
+  /**
+   * Streams a list in chunks of about 256 KiB, yielding to the event loop after each, so a list of ten
+   * thousand pods does not stall concurrent watches and execs.
+   */
+  private async sendList(response: ServerResponse, body: ListBody): Promise<void> {
+    response.writeHead(200, {
+      "Content-Type": "application/json",
+      "Cache-Control": "no-cache, private",
+      "Audit-Id": randomUUID(),
+    })
+    let pending: Buffer[] = []
+    let pendingBytes = 0
+    for (const part of body) {
+      const bytes = typeof part === "string" ? Buffer.from(part, "utf8") : part
+      pending.push(bytes)
+      pendingBytes += bytes.length
+      if (pendingBytes < listChunkBytes) continue
+      const chunk = Buffer.concat(pending, pendingBytes)
+      pending = []
+      pendingBytes = 0
+      if (!response.write(chunk)) await drained(response)
+      // A loopback socket often drains synchronously; yield anyway so timers and other requests run.
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      if (response.destroyed) return
+    }
+    response.end(Buffer.concat(pending, pendingBytes))
+  }
+
+  private sendText(response: ServerResponse, code: number, body: string | Buffer): void {
     response.writeHead(code, {
       "Content-Type": "application/json",
       "Cache-Control": "no-cache, private",

@@ -6,7 +6,7 @@ import type { JsonObject } from "./Json.ts"
 import type { LabelSelector } from "./LabelSelector.ts"
 import { apiVersionOf, type ResourceKind } from "./ResourceKind.ts"
 import type { ResourceStore, StoredObject } from "./ResourceStore.ts"
-import { renderTable } from "./TableView.ts"
+import { tableParts } from "./TableView.ts"
 
 export interface ListRequest {
   readonly kind: ResourceKind
@@ -27,7 +27,10 @@ export interface ListRequest {
  * it is compacted; `NotOlderThan` accepts anything at least as new. Pages carry a `continue` token that
  * serves the rest from the same snapshot.
  */
-export const serveList = (request: ListRequest, store: ResourceStore, now: Date): string => {
+/** A list body in parts, streamed without joining them first; Table rows are computed as they are sent. */
+export type ListBody = Iterable<string | Buffer>
+
+export const serveList = (request: ListRequest, store: ResourceStore, now: Date): ListBody => {
   const { kind } = request
   let revision: number
   let objects: StoredObject[]
@@ -67,7 +70,7 @@ export const serveList = (request: ListRequest, store: ResourceStore, now: Date)
     if (!request.hasSelectors) metadata.remainingItemCount = remaining
   }
   if (request.representation.table)
-    return renderTable(
+    return tableParts(
       kind,
       selected,
       metadata,
@@ -75,8 +78,17 @@ export const serveList = (request: ListRequest, store: ResourceStore, now: Date)
       now,
     )
   const head = JSON.stringify({ kind: kind.listKind, apiVersion: apiVersionOf(kind), metadata })
-  return `${head.slice(0, -1)},"items":[${selected.map((stored) => stored.json).join(",")}]}`
+  const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"items":[`, "utf8")]
+  selected.forEach((stored, index) => {
+    if (index > 0) parts.push(comma)
+    parts.push(stored.bytes)
+  })
+  parts.push(listEnd)
+  return parts
 }
+
+const comma = Buffer.from(",", "utf8")
+const listEnd = Buffer.from("]}", "utf8")
 
 const requestedRevision = (request: ListRequest, store: ResourceStore): number => {
   const text = request.resourceVersion

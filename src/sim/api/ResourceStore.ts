@@ -11,6 +11,8 @@ export interface StoredObject {
   readonly resourceVersion: number
   readonly object: JsonObject
   readonly json: string
+  /** `json` encoded once, so a list of thousands of objects is a buffer concatenation. */
+  readonly bytes: Buffer
   readonly labels: Readonly<Record<string, string>>
 }
 
@@ -165,8 +167,8 @@ export class ResourceStore {
     return result
   }
 
-  create(kind: ResourceKind, input: JsonObject, namespace = ""): StoredObject {
-    const object = structuredClone(input)
+  /** Stores a new object. The store takes ownership of `object`: callers hand over a fresh one. */
+  create(kind: ResourceKind, object: JsonObject, namespace = ""): StoredObject {
     const metadata = metadataOf(object)
     const objectNamespace = kind.namespaced ? namespace || stringField(metadata, "namespace") || "default" : ""
     let name = stringField(metadata, "name")
@@ -203,12 +205,11 @@ export class ResourceStore {
   }
 
   /**
-   * Replaces an object. `expectedRevision` is the resourceVersion the writer read: a mismatch is a 409
+   * Replaces an object, taking ownership of `object` as `create` does. `expectedRevision` is the resourceVersion the writer read: a mismatch is a 409
    * Conflict, the optimistic concurrency every Kubernetes update relies on. An unchanged object is not
    * written again and keeps its resourceVersion, as on a real API server.
    */
-  update(kind: ResourceKind, input: JsonObject, expectedRevision?: number): StoredObject {
-    const object = structuredClone(input)
+  update(kind: ResourceKind, object: JsonObject, expectedRevision?: number): StoredObject {
     const metadata = metadataOf(object)
     const name = stringField(metadata, "name")
     const namespace = kind.namespaced ? stringField(metadata, "namespace") : ""
@@ -234,7 +235,7 @@ export class ResourceStore {
     const existing = this.require(kind, namespace, name)
     if (expectedRevision !== undefined && expectedRevision !== existing.resourceVersion)
       throw conflict(kind.resource, kind.group, name)
-    const object = structuredClone(existing.object)
+    const object = { ...existing.object, metadata: { ...metadataOf(existing.object) } }
     const stored = this.commit(kind, existing.key, existing.namespace, name, object)
     const collection = this.collection(kind)
     collection.objects.delete(existing.key)
@@ -246,6 +247,7 @@ export class ResourceStore {
   private commit(kind: ResourceKind, key: string, namespace: string, name: string, object: JsonObject): StoredObject {
     this.revision += 1
     metadataOf(object).resourceVersion = String(this.revision)
+    const json = JSON.stringify(object)
     return {
       kind,
       key,
@@ -253,7 +255,8 @@ export class ResourceStore {
       name,
       resourceVersion: this.revision,
       object,
-      json: JSON.stringify(object),
+      json,
+      bytes: Buffer.from(json, "utf8"),
       labels: labelsOf(object),
     }
   }

@@ -235,14 +235,17 @@ export interface TableOptions {
   readonly withHeaders: boolean
 }
 
-/** Renders objects as a `meta.k8s.io/v1` Table, the form `kubectl get` asks for with `as=Table`. */
-export const renderTable = (
+/**
+ * Renders objects as a `meta.k8s.io/v1` Table, the form `kubectl get` asks for with `as=Table`, piece
+ * by piece, so a large table can be streamed while its rows are still being computed.
+ */
+export function* tableParts(
   kind: ResourceKind,
   objects: ReadonlyArray<StoredObject>,
   metadata: JsonObject,
   options: TableOptions,
   now: Date,
-): string => {
+): Generator<string> {
   const columns = columnsOf(kind)
   const head = {
     kind: "Table",
@@ -252,10 +255,22 @@ export const renderTable = (
       ? columns.map(({ name, type, format, description, priority }) => ({ name, type, format, description, priority }))
       : [],
   }
-  const rows = objects.map((stored) => rowJson(columns, stored, options.includeObject, now))
-  const headJson = JSON.stringify(head)
-  return `${headJson.slice(0, -1)},"rows":[${rows.join(",")}]}`
+  yield `${JSON.stringify(head).slice(0, -1)},"rows":[`
+  for (let index = 0; index < objects.length; index++) {
+    const stored = objects[index] as StoredObject
+    yield `${index === 0 ? "" : ","}${rowJson(columns, stored, options.includeObject, now)}`
+  }
+  yield "]}"
 }
+
+/** A whole Table as one text, for small tables such as one watch event. */
+export const renderTable = (
+  kind: ResourceKind,
+  objects: ReadonlyArray<StoredObject>,
+  metadata: JsonObject,
+  options: TableOptions,
+  now: Date,
+): string => [...tableParts(kind, objects, metadata, options, now)].join("")
 
 const rowJson = (
   columns: ReadonlyArray<Column>,

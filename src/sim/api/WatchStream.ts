@@ -162,5 +162,6 @@ const withRevision = (stored: StoredObject, resourceVersion: number): StoredObje
   const metadata = object.metadata
   if (typeof metadata === "object" && metadata !== null && !Array.isArray(metadata))
     metadata.resourceVersion = String(resourceVersion)
-  return { ...stored, resourceVersion, object, json: JSON.stringify(object) }
+  const json = JSON.stringify(object)
+  return { ...stored, resourceVersion, object, json, bytes: Buffer.from(json, "utf8") }
 }

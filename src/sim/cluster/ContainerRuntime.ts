@@ -5,6 +5,7 @@ import { type ExecLatency, sampleLatency } from "../exec/ExecLatency.ts"
 import type { ExecFault, FaultPlan } from "../faults/FaultPlan.ts"
 import { fatalFailure } from "../nvidia-smi/DriverFailureOutput.ts"
 import { runNvidiaSmi } from "../nvidia-smi/NvidiaSmi.ts"
+import { type OutputLayout, ProcessOutput } from "./ProcessOutput.ts"
 
 /** A command to run in a container of a pod, as the exec subresource receives it. */
 export interface ContainerCommand {
@@ -16,7 +17,12 @@ export interface ContainerCommand {
 
 /** How a command ended: it ran and exited, the runtime could not start it, or it never returns. */
 export type CommandResult =
-  | { readonly kind: "exited"; readonly stdout: Buffer; readonly stderr: Buffer; readonly exitCode: number }
+  | {
+      readonly kind: "exited"
+      readonly stdout: ProcessOutput
+      readonly stderr: ProcessOutput
+      readonly exitCode: number
+    }
   | { readonly kind: "not-started"; readonly message: string }
   | { readonly kind: "hung" }
 
@@ -28,6 +34,8 @@ export interface ContainerRuntimeOptions {
   readonly faults: FaultPlan
   readonly random: SeededRandom
   readonly now: () => Date
+  /** Output blocks shaped for the exec transport (its frame size and header byte). */
+  readonly outputLayout: OutputLayout
 }
 
 const nvidiaSmiPaths = new Set(["nvidia-smi", "/usr/bin/nvidia-smi", "/bin/nvidia-smi"])
@@ -59,16 +67,19 @@ export class ContainerRuntime {
     const fault = options.faults.execFault(command.nodeName)
     if (fault?.kind === "hang") return { kind: "hung" }
     await sleep(sampleLatency(options.latency(), options.random), undefined, { signal })
-    const outcome = runNvidiaSmi(host, command.argv.slice(1), options.now())
-    const stdout = Buffer.from(outcome.stdout, "utf8")
-    const stderr = Buffer.from(outcome.stderr, "utf8")
+    const { stdout, stderr, exitCode } = runNvidiaSmi(host, command.argv.slice(1), options.now(), options.outputLayout)
     return fault === undefined
-      ? { kind: "exited", stdout, stderr, exitCode: outcome.exitCode }
+      ? { kind: "exited", stdout, stderr, exitCode }
       : this.withFault(fault, stdout, stderr, command)
   }
 
-  private withFault(fault: ExecFault, stdout: Buffer, stderr: Buffer, command: ContainerCommand): CommandResult {
-    const random = this.options.random
+  private withFault(
+    fault: ExecFault,
+    stdout: ProcessOutput,
+    stderr: ProcessOutput,
+    command: ContainerCommand,
+  ): CommandResult {
+    const { random, outputLayout } = this.options
     switch (fault.kind) {
       case "exit": {
         const host = this.options.fleet.host(command.nodeName)
@@ -84,22 +95,22 @@ export class ContainerRuntime {
                   : undefined
         return {
           kind: "exited",
-          stdout: Buffer.from(failure?.stdout ?? "", "utf8"),
-          stderr: Buffer.alloc(0),
+          stdout: ProcessOutput.of(failure?.stdout ?? "", outputLayout),
+          stderr: new ProcessOutput(outputLayout),
           exitCode: fault.exitCode,
         }
       }
       case "truncate":
         return {
           kind: "exited",
-          stdout: stdout.subarray(0, Math.floor(stdout.length * (0.1 + random.next() * 0.8))),
+          stdout: stdout.truncate(Math.floor(stdout.byteLength * (0.1 + random.next() * 0.8))),
           stderr,
           exitCode: 0,
         }
       case "garbage": {
         const noise = Buffer.alloc(random.int(64, 16 * 1024))
         for (let index = 0; index < noise.length; index++) noise[index] = random.int(0, 255)
-        return { kind: "exited", stdout: noise, stderr, exitCode: 0 }
+        return { kind: "exited", stdout: ProcessOutput.of(noise, outputLayout), stderr, exitCode: 0 }
       }
       case "hang":
         return { kind: "hung" }

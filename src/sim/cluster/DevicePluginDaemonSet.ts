@@ -81,7 +81,10 @@ export class DevicePluginDaemonSet {
     if (host === undefined) throw new RangeError(`no GPU host "${nodeName}"`)
     const now = this.options.now()
     const random = this.options.random
-    const name = `${this.options.name}-${random.chars(podNameAlphabet, 5)}`
+    let name = `${this.options.name}-${random.chars(podNameAlphabet, 5)}`
+    // Generated names collide now and then in large clusters; the controller simply draws another.
+    while (this.records.has(name) || this.store.get(pods, this.options.namespace, name) !== undefined)
+      name = `${this.options.name}-${random.chars(podNameAlphabet, 5)}`
     this.podIpCounter++
     const spec: DevicePluginPodSpec = {
       name,

@@ -15,8 +15,11 @@ export const Channel = {
   close: 255,
 } as const
 
-/** Stdout and stderr are cut into frames of this size, as the kubelet's copy buffer does. */
-export const frameBytes = 32 * 1024
+/**
+ * Stdout and stderr go out in frames of 32 KiB, as the kubelet's copy buffer cuts them; output is
+ * written straight into frame-sized blocks with one byte in front for the channel.
+ */
+export const frameLayout = { blockBytes: 32 * 1024, headroom: 1 } as const
 
 export const frame = (channel: number, payload: Buffer | string): Buffer => {
   const body = typeof payload === "string" ? Buffer.from(payload, "utf8") : payload

@@ -6,13 +6,14 @@ import { badRequest } from "../api/ApiStatus.ts"
 import { isJsonObject, type JsonObject, type JsonValue } from "../api/Json.ts"
 import type { StoredObject } from "../api/ResourceStore.ts"
 import type { CommandResult, ContainerCommand, ContainerRuntime } from "../cluster/ContainerRuntime.ts"
+import { ProcessOutput } from "../cluster/ProcessOutput.ts"
 import {
   Channel,
   type ChannelProtocol,
   channelProtocols,
   exitStatus,
   frame,
-  frameBytes,
+  frameLayout,
   negotiate,
   runtimeFailureStatus,
   successStatus,
@@ -110,7 +111,7 @@ export class PodExec implements ExecEndpoint {
       webSocket.close(1000)
       return
     }
-    const stdout = streams.tty ? ttyOutput(Buffer.concat([result.stdout, result.stderr])) : result.stdout
+    const stdout = streams.tty ? ttyOutput(result.stdout, result.stderr) : result.stdout
     if (streams.stdout) sendFrames(webSocket, Channel.stdout, stdout)
     if (streams.stderr && !streams.tty) sendFrames(webSocket, Channel.stderr, result.stderr)
     webSocket.send(
@@ -120,13 +121,17 @@ export class PodExec implements ExecEndpoint {
   }
 }
 
-const sendFrames = (webSocket: WebSocket, channel: number, payload: Buffer): void => {
-  for (let offset = 0; offset < payload.length; offset += frameBytes)
-    webSocket.send(frame(channel, payload.subarray(offset, offset + frameBytes)))
+/** Sends output blocks as frames: each block already has the byte in front where its channel goes. */
+const sendFrames = (webSocket: WebSocket, channel: number, output: ProcessOutput): void => {
+  for (const block of output.blocks()) {
+    block[0] = channel
+    webSocket.send(block)
+  }
 }
 
-/** A terminal turns line feeds into CR LF. */
-const ttyOutput = (output: Buffer): Buffer => Buffer.from(output.toString("utf8").replaceAll("\n", "\r\n"), "utf8")
+/** A terminal merges stderr into stdout and turns line feeds into CR LF. */
+const ttyOutput = (stdout: ProcessOutput, stderr: ProcessOutput): ProcessOutput =>
+  ProcessOutput.of(`${stdout.toString()}${stderr.toString()}`.replaceAll("\n", "\r\n"), frameLayout)
 
 /** The container an exec targets, chosen and checked the way the API server's pod strategy does. */
 const containerOf = (pod: StoredObject, requested: string): string => {

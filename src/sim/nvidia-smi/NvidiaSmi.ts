@@ -1,4 +1,5 @@
 import type { HostGpu, SimulatedHost } from "../catalog/SimulatedHost.ts"
+import { type OutputLayout, ProcessOutput, plainLayout } from "../cluster/ProcessOutput.ts"
 import { deviceHandleExitCode, deviceHandleLine, fatalFailure, lostGpuIndex } from "./DriverFailureOutput.ts"
 import { gpuListing } from "./GpuListing.ts"
 import { queryGpu } from "./QueryGpu.ts"
@@ -7,15 +8,9 @@ import { xmlReport } from "./XmlReport.ts"
 
 /** What a finished process gave back. */
 export interface ProgramOutcome {
-  readonly stdout: string
-  readonly stderr: string
+  readonly stdout: ProcessOutput
+  readonly stderr: ProcessOutput
   readonly exitCode: number
-}
-
-const invalidArguments: ProgramOutcome = {
-  stdout: "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n\n",
-  stderr: "",
-  exitCode: 2,
 }
 
 type Mode = "table" | "xml" | "list" | "query" | "help" | "version"
@@ -32,35 +27,49 @@ interface Invocation {
  * `--format=csv[,noheader][,nounits]`, `-L`, `-i`, `--version`, no arguments for the table), reports the
  * host's GPUs for its driver release, and fails the way the real tool does on a broken driver.
  */
-export const runNvidiaSmi = (host: SimulatedHost, argv: ReadonlyArray<string>, now: Date): ProgramOutcome => {
+export const runNvidiaSmi = (
+  host: SimulatedHost,
+  argv: ReadonlyArray<string>,
+  now: Date,
+  layout: OutputLayout = plainLayout,
+): ProgramOutcome => {
+  const stdout = new ProcessOutput(layout)
+  const stderr = new ProcessOutput(layout)
+  const outcome = (text: string, exitCode: number): ProgramOutcome => {
+    stdout.write(text)
+    return { stdout, stderr, exitCode }
+  }
+  const invalidArguments = () =>
+    outcome("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n\n", 2)
   const invocation = parseArguments(argv)
-  if (invocation === undefined) return invalidArguments
-  if (invocation.mode === "help") return { stdout: usage(host), stderr: "", exitCode: 0 }
-  if (invocation.mode === "version") return { stdout: versionText(host), stderr: "", exitCode: 0 }
+  if (invocation === undefined) return invalidArguments()
+  if (invocation.mode === "help") return outcome(usage(host), 0)
+  if (invocation.mode === "version") return outcome(versionText(host), 0)
   const failure = host.failure
   if (failure !== undefined) {
     const fatal = fatalFailure(host, failure)
-    if (fatal !== undefined) return { stdout: fatal.stdout, stderr: "", exitCode: fatal.exitCode }
+    if (fatal !== undefined) return outcome(fatal.stdout, fatal.exitCode)
   }
   const lost = failure === "device-handle" ? host.gpus[lostGpuIndex(host)] : undefined
   const answering = host.gpus.filter((gpu) => gpu !== lost)
   const selected = selectGpus(answering, invocation.ids)
-  if (selected === undefined) return { stdout: "No devices were found\n", stderr: "", exitCode: 6 }
+  if (selected === undefined) return outcome("No devices were found\n", 6)
   const prefix = lost === undefined ? "" : deviceHandleLine(lost)
   const exitCode = lost === undefined ? 0 : deviceHandleExitCode
   switch (invocation.mode) {
     case "xml":
-      return { stdout: prefix + xmlReport(host, now, selected), stderr: "", exitCode }
+      stdout.write(prefix)
+      xmlReport(host, now, stdout, selected)
+      return { stdout, stderr, exitCode }
     case "list":
-      return { stdout: prefix + gpuListing(host, selected), stderr: "", exitCode }
+      return outcome(prefix + gpuListing(host, selected), exitCode)
     case "table":
-      return { stdout: prefix + summaryTable(host, selected, now), stderr: "", exitCode }
+      return outcome(prefix + summaryTable(host, selected, now), exitCode)
     case "query": {
-      if (invocation.format === undefined) return invalidArguments
-      const outcome = queryGpu(host, selected, invocation.queryFields, invocation.format, now)
-      if ("invalidField" in outcome)
-        return { stdout: `Field "${outcome.invalidField}" is not a valid field to query.\n\n`, stderr: "", exitCode: 2 }
-      return { stdout: prefix + outcome.csv, stderr: "", exitCode }
+      if (invocation.format === undefined) return invalidArguments()
+      const query = queryGpu(host, selected, invocation.queryFields, invocation.format, now)
+      if ("invalidField" in query) return outcome(`Field "${query.invalidField}" is not a valid field to query.\n\n`, 2)
+      return outcome(prefix + query.csv, exitCode)
     }
   }
 }

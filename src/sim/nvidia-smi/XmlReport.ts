@@ -1,8 +1,10 @@
 import type { GpuModel } from "../catalog/GpuModel.ts"
 import { migProfiles } from "../catalog/GpuModel.ts"
 import type { HostGpu, SimulatedHost } from "../catalog/SimulatedHost.ts"
+import type { ProcessOutput } from "../cluster/ProcessOutput.ts"
 import { type DriverFeatures, featuresOf } from "./DriverFeatures.ts"
-import { type GpuReadings, readingsOf, wattsText } from "./GpuReadings.ts"
+import { type GpuFacts, gpuFactNames, gpuFactsOf } from "./GpuFacts.ts"
+import { wattsText } from "./GpuReadings.ts"
 import { reportTimestamp } from "./ReportTimestamp.ts"
 
 const tabs = ["", "\t", "\t\t", "\t\t\t", "\t\t\t\t", "\t\t\t\t\t", "\t\t\t\t\t\t"]
@@ -39,32 +41,85 @@ const memoized = (key: string, render: () => string): string => {
  * driver release (DTD v12 up to 570, v13 from 580), one `<gpu>` per reported GPU in PCI order.
  * `attachedGpus` may exceed the GPUs listed when the driver lost track of one.
  */
-export const xmlReport = (host: SimulatedHost, now: Date, gpus: ReadonlyArray<HostGpu> = host.gpus): string => {
+export const xmlReport = (
+  host: SimulatedHost,
+  now: Date,
+  output: ProcessOutput,
+  gpus: ReadonlyArray<HostGpu> = host.gpus,
+): void => {
   const features = featuresOf(host.driver.version)
-  const parts: string[] = [
-    '<?xml version="1.0" ?>\n',
-    `<!DOCTYPE nvidia_smi_log SYSTEM "${features.dtd}">\n`,
-    "<nvidia_smi_log>\n",
-    leaf(1, "timestamp", reportTimestamp(now)),
-    leaf(1, "driver_version", host.driver.version),
-    leaf(1, "cuda_version", host.driver.cudaVersion),
-    leaf(1, "attached_gpus", host.gpus.length),
-  ]
-  for (const gpu of gpus) parts.push(gpuElement(host, gpu, features))
-  parts.push("\n</nvidia_smi_log>\n")
-  return parts.join("")
+  output.write(
+    '<?xml version="1.0" ?>\n' +
+      `<!DOCTYPE nvidia_smi_log SYSTEM "${features.dtd}">\n` +
+      "<nvidia_smi_log>\n" +
+      leaf(1, "timestamp", reportTimestamp(now)) +
+      leaf(1, "driver_version", host.driver.version) +
+      leaf(1, "cuda_version", host.driver.cudaVersion) +
+      leaf(1, "attached_gpus", host.gpus.length),
+  )
+  for (const gpu of gpus) {
+    const migEnabled = gpu.identity.migProfiles.length > 0
+    fill(templateOf(host.model, host.driver.version, features, migEnabled), gpuFactsOf(host, gpu, migDevices), output)
+  }
+  output.write(documentEnd)
 }
 
-const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures): string => {
-  const { model, driver } = host
-  const { slot, identity } = gpu
-  const readings = readingsOf(model, identity)
-  const key = `${model.name}|${driver.version}`
-  const migEnabled = identity.migProfiles.length > 0
+const documentEnd = Buffer.from("\n</nvidia_smi_log>\n", "utf8")
+
+/**
+ * A `<gpu>` element is rendered once per model, driver release and MIG state with markers in place of
+ * the per-GPU facts, and split there; each report then only fills in the facts.
+ */
+interface GpuTemplate {
+  readonly pieces: ReadonlyArray<Buffer>
+  readonly fields: ReadonlyArray<keyof GpuFacts>
+}
+
+const templates = new Map<string, GpuTemplate>()
+const marker = "\u0001"
+
+const templateOf = (
+  model: GpuModel,
+  driverVersion: string,
+  features: DriverFeatures,
+  migEnabled: boolean,
+): GpuTemplate => {
+  const key = `${model.name}|${driverVersion}|${migEnabled}`
+  let template = templates.get(key)
+  if (template === undefined) {
+    const markers = {} as Record<keyof GpuFacts, string>
+    for (const name of gpuFactNames) markers[name] = `${marker}${name}${marker}`
+    const split = renderGpu(model, driverVersion, features, migEnabled, markers).split(marker)
+    template = {
+      pieces: split.filter((_, index) => index % 2 === 0).map((piece) => Buffer.from(piece, "utf8")),
+      fields: split.filter((_, index) => index % 2 === 1) as Array<keyof GpuFacts>,
+    }
+    templates.set(key, template)
+  }
+  return template
+}
+
+/** Writes a filled template; the static pieces are kept encoded, so a report is a series of copies. */
+const fill = (template: GpuTemplate, facts: GpuFacts, output: ProcessOutput): void => {
+  const { pieces, fields } = template
+  output.write(pieces[0] as Buffer)
+  for (let index = 0; index < fields.length; index++) {
+    output.write(facts[fields[index] as keyof GpuFacts])
+    output.write(pieces[index + 1] as Buffer)
+  }
+}
+
+const renderGpu = (
+  model: GpuModel,
+  driverVersion: string,
+  features: DriverFeatures,
+  migEnabled: boolean,
+  facts: GpuFacts,
+): string => {
+  const key = `${model.name}|${driverVersion}`
   const migMode = !model.migCapable ? "N/A" : migEnabled ? "Enabled" : "Disabled"
-  const cloudHosted = host.pool.cloud !== "bare-metal" && host.pool.cloud !== "kind"
   const parts: string[] = [
-    `${indent(1)}<gpu id="${slot.pciBusId}">\n`,
+    `${indent(1)}<gpu id="${facts.busId}">\n`,
     leaf(2, "product_name", model.productName),
     leaf(2, "product_brand", model.productBrand),
     leaf(2, "product_architecture", model.architecture),
@@ -83,7 +138,7 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
         ["pending_mig", migMode],
       ]),
     ),
-    migEnabled ? migDevices(gpu) : `${indent(2)}<mig_devices>\n${indent(3)}None\n${indent(2)}</mig_devices>\n`,
+    migEnabled ? facts.migDevices : `${indent(2)}<mig_devices>\n${indent(3)}None\n${indent(2)}</mig_devices>\n`,
     leaf(2, "accounting_mode", "Disabled"),
     leaf(2, "accounting_mode_buffer_size", 4000),
     block(
@@ -94,35 +149,31 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
         ["pending_dm", "N/A"],
       ]),
     ),
-    leaf(2, "serial", identity.serial),
-    leaf(2, "uuid", identity.uuid),
+    leaf(2, "serial", facts.serial),
+    leaf(2, "uuid", facts.uuid),
   )
-  if (features.pdi)
-    parts.push(
-      leaf(2, "pdi", `0x${identity.uuid.slice(4, 12)}${identity.uuid.slice(13, 17)}${identity.uuid.slice(18, 22)}`),
-    )
+  if (features.pdi) parts.push(leaf(2, "pdi", facts.pdi))
   parts.push(
-    leaf(2, "minor_number", slot.minorNumber),
+    leaf(2, "minor_number", facts.minorNumber),
     leaf(2, "vbios_version", model.vbiosVersion),
     leaf(2, "multigpu_board", "No"),
-    leaf(2, "board_id", `0x${((slot.domain << 16) | (slot.bus << 8) | slot.device).toString(16)}`),
+    leaf(2, "board_id", facts.boardId),
     leaf(2, "board_part_number", model.boardPartNumber),
     leaf(2, "gpu_part_number", model.gpuPartNumber),
     leaf(2, "gpu_fru_part_number", "N/A"),
   )
   if (features.platformInfo) {
-    const rack = host.rack
     const platform: Array<readonly [string, string | number]> = [
-      ["chassis_serial_number", rack?.chassisSerial ?? "N/A"],
-      ["slot_number", rack?.slotNumber ?? "N/A"],
-      ["tray_index", rack?.trayIndex ?? "N/A"],
-      ["host_id", rack?.hostId ?? "N/A"],
-      ["peer_type", rack !== undefined ? "Switch Connected" : "N/A"],
-      ["module_id", slot.moduleId],
+      ["chassis_serial_number", facts.chassisSerial],
+      ["slot_number", facts.slotNumber],
+      ["tray_index", facts.trayIndex],
+      ["host_id", facts.hostId],
+      ["peer_type", facts.peerType],
+      ["module_id", facts.moduleId],
     ]
-    if (features.fabricGuid) platform.push(["gpu_fabric_guid", identity.fabricGuid])
+    if (features.fabricGuid) platform.push(["gpu_fabric_guid", facts.fabricGuid])
     parts.push(block(2, "platformInfo", leaves(3, platform)))
-  } else parts.push(leaf(2, "gpu_module_id", slot.moduleId))
+  } else parts.push(leaf(2, "gpu_module_id", facts.moduleId))
   parts.push(
     block(
       2,
@@ -143,7 +194,7 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
         model.ecc
           ? leaves(3, [
               ["latest_timestamp", "2025/09/10 17:11:48.374"],
-              ["latest_duration", `${20000 + identity.variance * 7} us`],
+              ["latest_duration", facts.bbxDuration],
             ])
           : leaves(3, [
               ["latest_timestamp", "N/A"],
@@ -163,7 +214,7 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
   )
   if (features.c2cMode) parts.push(leaf(2, "c2c_mode", model.architecture === "Blackwell" ? "Enabled" : "N/A"))
   const virtualization: Array<readonly [string, string]> = [
-    ["virtualization_mode", cloudHosted ? "Pass-Through" : "None"],
+    ["virtualization_mode", facts.virtualizationMode],
     ["host_vgpu_mode", "N/A"],
   ]
   if (features.vgpuHeterogeneousMode) virtualization.push(["vgpu_heterogeneous_mode", "N/A"])
@@ -181,10 +232,10 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
     )
   if (features.recoveryAction) parts.push(leaf(2, "gpu_recovery_action", "None"))
   parts.push(
-    leaf(2, "gsp_firmware_version", model.productBrand === "GeForce" ? "N/A" : driver.version),
+    leaf(2, "gsp_firmware_version", model.productBrand === "GeForce" ? "N/A" : driverVersion),
     block(2, "ibmnpu", leaf(3, "relaxed_ordering_mode", "N/A")),
-    pciBlock(host, gpu, readings, features),
-    leaf(2, "fan_speed", model.productBrand === "GeForce" ? `${30 + (identity.variance % 20)} %` : "N/A"),
+    pciBlock(model, features, facts),
+    leaf(2, "fan_speed", facts.fanSpeed),
     leaf(2, "performance_state", "P0"),
     memoized(`${key}|events`, () => eventReasons(features)),
     features.fabricIdentity
@@ -196,8 +247,8 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
       leaves(3, [
         ["total", `${model.memoryMiB} MiB`],
         ["reserved", `${model.reservedMiB} MiB`],
-        ["used", `${readings.memoryUsedMiB} MiB`],
-        ["free", `${model.memoryMiB - model.reservedMiB - readings.memoryUsedMiB} MiB`],
+        ["used", facts.memoryUsed],
+        ["free", facts.memoryFree],
       ]),
     ),
     block(
@@ -210,7 +261,7 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
       ]),
     ),
     memoized(`${key}|${migEnabled}|middle`, () => middleSections(model, features, migEnabled)),
-    temperatureBlock(model, readings),
+    temperatureBlock(model, facts),
     block(
       2,
       "supported_gpu_target_temp",
@@ -219,9 +270,9 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
         ["gpu_target_temp_max", "N/A"],
       ]),
     ),
-    powerBlocks(model, readings, features),
-    clockBlocks(model, readings, features),
-    fabricBlock(host, features),
+    powerBlocks(model, facts, features),
+    clockBlocks(model, facts, features),
+    fabricBlock(model, facts, features),
     memoized(`${key}|supported_clocks`, () => supportedClocks(model)),
     `${indent(2)}<processes>\n${indent(2)}</processes>\n`,
     `${indent(2)}<accounted_processes>\n${indent(2)}</accounted_processes>\n`,
@@ -231,6 +282,7 @@ const gpuElement = (host: SimulatedHost, gpu: HostGpu, features: DriverFeatures)
   return parts.join("")
 }
 
+/** The `<mig_devices>` element of a MIG-enabled GPU, one `<mig_device>` per instance. */
 const migDevices = (gpu: HostGpu): string => {
   const used = new Map<string, number>()
   const devices = gpu.identity.migProfiles.map((name, index) => {
@@ -288,20 +340,17 @@ const migDevices = (gpu: HostGpu): string => {
   return block(2, "mig_devices", devices.join(""))
 }
 
-const pciBlock = (host: SimulatedHost, gpu: HostGpu, readings: GpuReadings, features: DriverFeatures): string => {
-  const { model } = host
-  const { slot } = gpu
-  const hex2 = (value: number) => value.toString(16).toUpperCase().padStart(2, "0")
+const pciBlock = (model: GpuModel, features: DriverFeatures, facts: GpuFacts): string => {
   const entries: Array<readonly [string, string]> = [
-    ["pci_bus", hex2(slot.bus)],
-    ["pci_device", hex2(slot.device)],
-    ["pci_domain", slot.domain.toString(16).toUpperCase().padStart(4, "0")],
+    ["pci_bus", facts.pciBus],
+    ["pci_device", facts.pciDevice],
+    ["pci_domain", facts.pciDomain],
   ]
   if (features.pciClass)
     entries.push(["pci_base_class", "3"], ["pci_sub_class", model.productBrand === "GeForce" ? "0" : "2"])
   entries.push(
     ["pci_device_id", model.pciDeviceId],
-    ["pci_bus_id", slot.pciBusId],
+    ["pci_bus_id", facts.busId],
     ["pci_sub_system_id", model.pciSubSystemId],
   )
   const link =
@@ -313,7 +362,7 @@ const pciBlock = (host: SimulatedHost, gpu: HostGpu, readings: GpuReadings, feat
         ["current_link_gen", Math.min(model.pcieGeneration, model.hostPcieGeneration)],
         ["device_current_link_gen", Math.min(model.pcieGeneration, model.hostPcieGeneration)],
         ["max_device_link_gen", model.pcieGeneration],
-        ["max_host_link_gen", host.pool.cloud === "bare-metal" ? model.hostPcieGeneration : "N/A"],
+        ["max_host_link_gen", facts.maxHostLinkGeneration],
       ]),
     ) +
     block(
@@ -341,8 +390,8 @@ const pciBlock = (host: SimulatedHost, gpu: HostGpu, readings: GpuReadings, feat
       leaves(3, [
         ["replay_counter", 0],
         ["replay_rollover_counter", 0],
-        ["tx_util", `${readings.txKBs} KB/s`],
-        ["rx_util", `${readings.rxKBs} KB/s`],
+        ["tx_util", facts.txUtilization],
+        ["rx_util", facts.rxUtilization],
         ["atomic_caps_outbound", atomics],
         ["atomic_caps_inbound", atomics],
       ]),
@@ -587,7 +636,7 @@ const middleSections = (model: GpuModel, features: DriverFeatures, migEnabled: b
 }
 
 /** Hopper, Blackwell and Ada report thresholds relative to T.Limit; older architectures absolute ones. */
-const temperatureBlock = (model: GpuModel, readings: GpuReadings): string => {
+const temperatureBlock = (model: GpuModel, facts: GpuFacts): string => {
   const memorySensor =
     model.architecture === "Hopper" || model.architecture === "Blackwell" || model.architecture === "Ampere"
   const hbm =
@@ -596,26 +645,26 @@ const temperatureBlock = (model: GpuModel, readings: GpuReadings): string => {
     2,
     "temperature",
     leaves(3, [
-      ["gpu_temp", `${readings.temperatureC} C`],
-      ["gpu_temp_tlimit", hbm ? `${87 - readings.temperatureC} C` : "N/A"],
+      ["gpu_temp", facts.temperature],
+      ["gpu_temp_tlimit", hbm ? facts.temperatureToLimit : "N/A"],
       [hbm ? "gpu_temp_max_tlimit_threshold" : "gpu_temp_max_threshold", hbm ? "-8 C" : "96 C"],
       [hbm ? "gpu_temp_slow_tlimit_threshold" : "gpu_temp_slow_threshold", hbm ? "-2 C" : "93 C"],
       [hbm ? "gpu_temp_max_gpu_tlimit_threshold" : "gpu_temp_max_gpu_threshold", hbm ? "0 C" : "85 C"],
       ["gpu_target_temperature", model.productBrand === "GeForce" ? "84 C" : "N/A"],
-      ["memory_temp", memorySensor ? `${readings.memoryTemperatureC} C` : "N/A"],
+      ["memory_temp", memorySensor ? facts.memoryTemperature : "N/A"],
       [hbm ? "gpu_temp_max_mem_tlimit_threshold" : "gpu_temp_max_mem_threshold", hbm ? "0 C" : "N/A"],
     ]),
   )
 }
 
-const powerBlocks = (model: GpuModel, readings: GpuReadings, features: DriverFeatures): string => {
+const powerBlocks = (model: GpuModel, facts: GpuFacts, features: DriverFeatures): string => {
   const limit = wattsText(model.powerLimitW)
   const draw: Array<readonly [string, string]> = features.averagePower
     ? [
-        ["average_power_draw", wattsText(readings.powerDrawW)],
-        ["instant_power_draw", wattsText(readings.powerDrawW + 0.38)],
+        ["average_power_draw", facts.powerDraw],
+        ["instant_power_draw", facts.instantPowerDraw],
       ]
-    : [["power_draw", wattsText(readings.powerDrawW)]]
+    : [["power_draw", facts.powerDraw]]
   let text = block(
     2,
     "gpu_power_readings",
@@ -636,18 +685,18 @@ const powerBlocks = (model: GpuModel, readings: GpuReadings, features: DriverFea
       "gpu_memory_power_readings",
       features.averagePower
         ? leaves(3, [
-            ["average_power_draw", hbm ? wattsText(readings.memoryPowerDrawW) : "N/A"],
+            ["average_power_draw", hbm ? facts.memoryPowerDraw : "N/A"],
             ["instant_power_draw", "N/A"],
           ])
-        : leaf(3, "power_draw", hbm ? wattsText(readings.memoryPowerDrawW) : "N/A"),
+        : leaf(3, "power_draw", hbm ? facts.memoryPowerDraw : "N/A"),
     )
   const module = model.modulePowerLimitW
   const moduleDraw: Array<readonly [string, string]> = features.averagePower
     ? [
-        ["average_power_draw", module === undefined ? "N/A" : wattsText(readings.powerDrawW * 2.5)],
-        ["instant_power_draw", module === undefined ? "N/A" : wattsText(readings.powerDrawW * 2.5)],
+        ["average_power_draw", module === undefined ? "N/A" : facts.modulePowerDraw],
+        ["instant_power_draw", module === undefined ? "N/A" : facts.modulePowerDraw],
       ]
-    : [["power_draw", module === undefined ? "N/A" : wattsText(readings.powerDrawW * 2.5)]]
+    : [["power_draw", module === undefined ? "N/A" : facts.modulePowerDraw]]
   const moduleLimit = module === undefined ? "N/A" : wattsText(module)
   text += block(
     2,
@@ -677,7 +726,7 @@ const powerBlocks = (model: GpuModel, readings: GpuReadings, features: DriverFea
   return text
 }
 
-const clockBlocks = (model: GpuModel, readings: GpuReadings, features: DriverFeatures): string => {
+const clockBlocks = (model: GpuModel, facts: GpuFacts, features: DriverFeatures): string => {
   const mhz = (value: number) => `${value} MHz`
   const applications = features.pdi
     ? ([
@@ -693,10 +742,10 @@ const clockBlocks = (model: GpuModel, readings: GpuReadings, features: DriverFea
       2,
       "clocks",
       leaves(3, [
-        ["graphics_clock", mhz(readings.graphicsClockMHz)],
-        ["sm_clock", mhz(readings.graphicsClockMHz)],
-        ["mem_clock", mhz(readings.memoryClockMHz)],
-        ["video_clock", mhz(readings.videoClockMHz)],
+        ["graphics_clock", facts.graphicsClock],
+        ["sm_clock", facts.graphicsClock],
+        ["mem_clock", facts.memoryClock],
+        ["video_clock", facts.videoClock],
       ]),
     ) +
     block(2, "applications_clocks", leaves(3, applications)) +
@@ -726,21 +775,20 @@ const clockBlocks = (model: GpuModel, readings: GpuReadings, features: DriverFea
   return text
 }
 
-const fabricBlock = (host: SimulatedHost, features: DriverFeatures): string => {
-  const { model, rack } = host
+const fabricBlock = (model: GpuModel, facts: GpuFacts, features: DriverFeatures): string => {
   const nvlink = model.nvswitchFabric
   const health: Array<readonly [string, string]> = []
   if (features.extendedFabricHealth) health.push(["summary", nvlink ? "Healthy" : "N/A"])
   health.push(
-    ["bandwidth", rack !== undefined ? "Full" : "N/A"],
-    ["route_recovery_in_progress", rack !== undefined ? "False" : "N/A"],
-    ["route_unhealthy", rack !== undefined ? "False" : "N/A"],
-    ["access_timeout_recovery", rack !== undefined ? "False" : "N/A"],
+    ["bandwidth", facts.fabricBandwidth],
+    ["route_recovery_in_progress", facts.fabricRouteRecovery],
+    ["route_unhealthy", facts.fabricRouteUnhealthy],
+    ["access_timeout_recovery", facts.fabricAccessTimeoutRecovery],
   )
   if (features.extendedFabricHealth)
     health.push(
-      ["incorrect_configuration", rack !== undefined ? "None" : "N/A"],
-      ["partition_assigned", rack !== undefined ? "True" : "N/A"],
+      ["incorrect_configuration", facts.fabricIncorrectConfiguration],
+      ["partition_assigned", facts.fabricPartitionAssigned],
     )
   const state = leaves(3, [
     ["state", nvlink ? "Completed" : "N/A"],
@@ -752,11 +800,8 @@ const fabricBlock = (host: SimulatedHost, features: DriverFeatures): string => {
     "fabric",
     state +
       leaves(3, [
-        ["cliqueId", rack !== undefined ? rack.cliqueId : nvlink ? 0 : "N/A"],
-        [
-          "clusterUuid",
-          rack !== undefined ? rack.clusterUuid : nvlink ? "00000000-0000-0000-0000-000000000000" : "N/A",
-        ],
+        ["cliqueId", facts.cliqueId],
+        ["clusterUuid", facts.clusterUuid],
       ]) +
       block(3, "health", leaves(4, health)),
   )

@@ -33,10 +33,16 @@ describe("the resource store", () => {
   it("rejects a stale update with 409 and keeps an unchanged object's resourceVersion", () => {
     const store = newStore()
     const created = store.create(pods, pod("a"), "gpu-operator")
-    const updated = store.update(pods, { ...created.object, spec: { nodeName: "m" } }, created.resourceVersion)
+    const updated = store.update(
+      pods,
+      { ...structuredClone(created.object), spec: { nodeName: "m" } },
+      created.resourceVersion,
+    )
     expect(updated.resourceVersion).toBeGreaterThan(created.resourceVersion)
-    expect(() => store.update(pods, created.object, created.resourceVersion)).toThrow(/the object has been modified/)
-    expect(store.update(pods, updated.object).resourceVersion).toBe(updated.resourceVersion)
+    expect(() => store.update(pods, structuredClone(created.object), created.resourceVersion)).toThrow(
+      /the object has been modified/,
+    )
+    expect(store.update(pods, structuredClone(updated.object)).resourceVersion).toBe(updated.resourceVersion)
   })
 
   it("replays events after a revision and answers 410 once they are compacted away", () => {
@@ -44,7 +50,7 @@ describe("the resource store", () => {
     const events: StoreEvent[] = []
     store.subscribe(pods, (event) => events.push(event))
     const created = store.create(pods, pod("a"), "gpu-operator")
-    store.update(pods, { ...created.object, spec: { nodeName: "m" } })
+    store.update(pods, { ...structuredClone(created.object), spec: { nodeName: "m" } })
     store.delete(pods, "gpu-operator", "a")
     expect(events.map((event) => event.type)).toEqual(["ADDED", "MODIFIED", "DELETED"])
     expect(store.eventsSince(pods, created.resourceVersion).map((event) => event.type)).toEqual(["MODIFIED", "DELETED"])

@@ -17,7 +17,14 @@ const hostOf = (model: FleetModelName, branch?: string, seed = "smi"): Simulated
   throw new Error(`no ${model} host on driver ${branch}`)
 }
 
-const smi = (host: SimulatedHost, ...argv: string[]) => runNvidiaSmi(host, argv, now)
+const smi = (host: SimulatedHost, ...argv: string[]) => {
+  const outcome = runNvidiaSmi(host, argv, now)
+  return {
+    stdout: outcome.stdout.toString(),
+    stderr: outcome.stderr.toString(),
+    exitCode: outcome.exitCode,
+  }
+}
 
 describe("nvidia-smi -q -x", () => {
   it("reports an 8-GPU H100 HGX node as a well-formed document of realistic size", () => {
