@@ -1,15 +1,16 @@
-import { type Cause, Clock, Duration, Effect, Fiber, Option, Queue, Result, type Scope } from "effect"
+import type { Cause, Queue, Scope } from "effect"
+import { Clock, Duration, Effect, Fiber, Result } from "effect"
 import type { Health } from "../../component/Component.ts"
 import type { KubeExecConfig } from "../../config/ServiceConfig.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
-import { type ClusterNode, nodeRefOf } from "./ClusterNode.ts"
+import { nodeRefOf } from "./ClusterNode.ts"
 import { type DevicePluginPod, podRefOf } from "./DevicePluginPod.ts"
-import type { CacheChange } from "./InformerCache.ts"
 import type { BackoffPolicy } from "./KeyBackoff.ts"
 import { KubeApi } from "./KubeApi.ts"
 import * as NodeInformer from "./NodeInformer.ts"
 import * as NvidiaSmiReader from "./NvidiaSmiReader.ts"
+import * as ObservationOutlet from "./ObservationOutlet.ts"
 import * as PodInformer from "./PodInformer.ts"
 import { type ReadFailure, readFailure, readingFailureOf } from "./ReadFailure.ts"
 import { defaultInformerOptions, type InformerOptions } from "./ResourceInformer.ts"
@@ -65,9 +66,7 @@ export const make = (
   Effect.gen(function* () {
     const metrics = yield* ServiceMetrics
     const api = yield* KubeApi
-    const observations = yield* Queue.bounded<NodeObservation, Cause.Done>(tuning.observationBuffer)
-    yield* Effect.addFinalizer(() => Queue.end(observations))
-
+    const outlet = yield* ObservationOutlet.make(tuning.observationBuffer)
     const queue = yield* WorkQueue.make<string>(tuning.retryBackoff)
     const reader = NvidiaSmiReader.make({
       mode: config.nvidiaSmi.mode,
@@ -76,10 +75,13 @@ export const make = (
     })
     const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
-    let nodeCache: ((name: string) => ClusterNode | undefined) | undefined
-    const nodeOf = (name: string) => nodeCache?.(name)
+    // Set once the pod informer exists; a node event before that has no pod to wake.
+    let podsOnNode: (nodeName: string) => Effect.Effect<void> = () => Effect.void
 
-    const onNodeChange = (change: CacheChange<ClusterNode>): Effect.Effect<void> => {
+    const nodes = yield* NodeInformer.start(api, tuning.informer, (change) => {
+      if (change._tag === "Added") {
+        return podsOnNode(change.object.key)
+      }
       if (change._tag !== "Deleted") {
         return Effect.void
       }
@@ -87,16 +89,11 @@ export const make = (
       reader.forget(node.key)
       return now.pipe(
         Effect.flatMap((time) =>
-          Queue.offer(observations, {
-            _tag: "NodeGone",
-            node: nodeRefOf(node.key, node),
-            time,
-            reason: "node-deleted",
-          }),
+          outlet.handOff({ _tag: "NodeGone", node: nodeRefOf(node.key, node), time, reason: "node-deleted" }),
         ),
         Effect.asVoid,
       )
-    }
+    })
 
     const podGone = (pod: DevicePluginPod): Effect.Effect<void> =>
       Effect.gen(function* () {
@@ -105,52 +102,54 @@ export const make = (
         if (pod.nodeName === "") {
           return
         }
-        yield* Queue.offer(observations, {
+        yield* outlet.handOff({
           _tag: "NodeGone",
-          node: nodeRefOf(pod.nodeName, nodeOf(pod.nodeName)),
+          node: nodeRefOf(pod.nodeName, nodes.get(pod.nodeName)),
           time: yield* now,
           reason: "pod-deleted",
         })
       })
 
-    const onPodChange = (change: CacheChange<DevicePluginPod>): Effect.Effect<void> => {
-      switch (change._tag) {
-        case "Added":
-          return change.object.ready ? queue.add(change.object.key) : Effect.void
-        case "Updated": {
-          // A pod recreated under the same name is a new pod: the old one is gone.
-          const replaced = change.previous.uid !== "" && change.previous.uid !== change.object.uid
-          const gone = replaced ? podGone(change.previous) : Effect.void
-          return gone.pipe(Effect.andThen(change.object.ready ? queue.add(change.object.key) : Effect.void))
-        }
-        case "Deleted":
-          return podGone(change.object)
-      }
-    }
-
-    const nodes = yield* NodeInformer.start(api, tuning.informer, onNodeChange)
-    nodeCache = nodes.get
     const pods = yield* PodInformer.start(
       api,
       { namespace: config.namespace, labelSelector: config.labelSelector },
       tuning.informer,
-      onPodChange,
+      (change) => {
+        switch (change._tag) {
+          case "Added":
+            return change.object.ready ? queue.add(change.object.key) : Effect.void
+          case "Updated": {
+            // A pod recreated under the same name is a new pod: the old one is gone.
+            const replaced = change.previous.uid !== "" && change.previous.uid !== change.object.uid
+            const gone = replaced ? podGone(change.previous) : Effect.void
+            return gone.pipe(Effect.andThen(change.object.ready ? queue.add(change.object.key) : Effect.void))
+          }
+          case "Deleted":
+            return podGone(change.object)
+        }
+      },
     )
+    podsOnNode = (nodeName) =>
+      Effect.forEach(
+        [...pods.values()].filter((pod) => pod.nodeName === nodeName && pod.ready),
+        (pod) => queue.add(pod.key),
+        { discard: true },
+      )
     const ready = Effect.all([nodes.synced, pods.synced], { discard: true })
+    const isReady = () => nodes.isSynced() && pods.isSynced()
     yield* metrics.observeWorkQueueDepth(queue.depth)
 
-    /** Hands an observation over, waiting for room until `deadlineMillis`; `false` when the time ran out. */
-    const handOff = (observation: NodeObservation, deadlineMillis: number): Effect.Effect<boolean> =>
-      Effect.gen(function* () {
-        const remaining = Math.max(0, deadlineMillis - (yield* Clock.currentTimeMillis))
-        return yield* Queue.offer(observations, observation).pipe(
-          Effect.timeoutOption(Duration.millis(remaining)),
-          Effect.map(Option.isSome),
-        )
-      })
+    /** Whether `pod` was not deleted (or replaced under its name) since it was taken from the queue. */
+    const podCurrent = (pod: DevicePluginPod) => () => pods.get(pod.key)?.uid === pod.uid
+    /** Whether a reading of `pod` still describes the cluster: neither the pod nor its node was deleted meanwhile. */
+    const readingCurrent = (pod: DevicePluginPod) => () => podCurrent(pod)() && nodes.get(pod.nodeName) !== undefined
 
     const giveUpOrRetry = (pod: DevicePluginPod, failure: ReadFailure, deadlineMillis: number) =>
       Effect.gen(function* () {
+        if (!podCurrent(pod)()) {
+          yield* queue.forget(pod.key)
+          return
+        }
         const attempts = (yield* queue.retries(pod.key)) + 1
         if (failure.transient && attempts < tuning.maxAttempts) {
           yield* queue.addRateLimited(pod.key)
@@ -175,17 +174,17 @@ export const make = (
         }
         // A failure is reported even when the pod's deadline has passed, within a deadline of its own.
         const reportBy = Math.max(deadlineMillis, (yield* Clock.currentTimeMillis) + config.timeoutMs)
-        const handed = yield* handOff(
+        const outcome = yield* outlet.handOff(
           {
             _tag: "NodeReadFailed",
-            node: nodeRefOf(pod.nodeName, nodeOf(pod.nodeName)),
+            node: nodeRefOf(pod.nodeName, nodes.get(pod.nodeName)),
             pod: podRefOf(pod),
             time: yield* now,
             failure: readingFailureOf(failure),
           },
-          reportBy,
+          { deadlineMillis: reportBy, stillCurrent: podCurrent(pod) },
         )
-        if (!handed) {
+        if (outcome === "timed-out") {
           yield* Effect.logWarning("failed reading not handed over: the consumer is not taking observations").pipe(
             Effect.annotateLogs({ pod: pod.key, kind: failure.kind }),
           )
@@ -200,7 +199,7 @@ export const make = (
           return
         }
         const deadlineMillis = (yield* Clock.currentTimeMillis) + config.timeoutMs
-        const node = nodeOf(pod.nodeName)
+        const node = nodes.get(pod.nodeName)
         const read =
           node === undefined
             ? Effect.fail(readFailure("node-unknown", `node ${pod.nodeName} is not known to the node informer`))
@@ -214,11 +213,11 @@ export const make = (
         const time = yield* now
         yield* metrics.readingFinished({ result: reading.failures.length > 0 ? "partial" : "ok" })
         yield* metrics.readingSucceededAt(time)
-        const handed = yield* handOff(
+        const handOff = yield* outlet.handOff(
           { _tag: "NodeRead", node: nodeRefOf(pod.nodeName, node), pod: podRefOf(pod), time, reading },
-          deadlineMillis,
+          { deadlineMillis, stillCurrent: readingCurrent(pod) },
         )
-        if (handed) {
+        if (handOff !== "timed-out") {
           yield* queue.forget(key)
           return
         }
@@ -263,15 +262,16 @@ export const make = (
     const workers = yield* Effect.forEach(Array.from({ length: config.workers }), () => Effect.forkScoped(worker))
     yield* Effect.addFinalizer(() =>
       queue.shutDown.pipe(
-        Effect.andThen(Fiber.awaitAll(workers)),
+        // Before the first lists no worker holds a pod: they are stopped at once.
+        Effect.andThen(isReady() ? Fiber.awaitAll(workers) : Fiber.interruptAll(workers)),
         Effect.timeoutOption(Duration.millis(config.timeoutMs + tuning.shutdownGraceMs)),
       ),
     )
 
     return {
-      observations,
+      observations: outlet.observations,
       ready,
-      isReady: Effect.sync(() => nodes.isSynced() && pods.isSynced()),
+      isReady: Effect.sync(isReady),
       health: Effect.all([nodes.health, pods.health]).pipe(
         Effect.map(([nodeHealth, podHealth]): Health => {
           const unhealthy = [nodeHealth, podHealth].filter((health) => !health.healthy)

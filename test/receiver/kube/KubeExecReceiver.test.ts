@@ -330,6 +330,43 @@ describe("kube_exec receiver: nvidia-smi strategy", () => {
   )
 })
 
+describe("kube_exec receiver: hand-off", () => {
+  it.live("a slow consumer holds the workers back without losing an observation", () =>
+    Effect.gen(function* () {
+      const harness = yield* startHarness({
+        cluster: { nodes: 6 },
+        tuning: { observationBuffer: 1 },
+        consumeDelay: "60 millis",
+      })
+      yield* eventually("every node read", () => reads(harness).length >= 6)
+      yield* Effect.sleep("200 millis")
+      assert.strictEqual(reads(harness).length, 6)
+      assert.strictEqual(new Set(reads(harness).map((read) => read.node.name)).size, 6)
+      assert.strictEqual(harness.metrics.readings.length, 6)
+      assert.strictEqual(harness.metrics.workQueueRetries.count, 0)
+    }),
+  )
+
+  it.live("a reading of a pod deleted while it was read is not handed over after its NodeGone", () =>
+    Effect.gen(function* () {
+      const harness = yield* startHarness({ cluster: { nodes: 2, execLatency: 400 } })
+      yield* harness.receiver.ready
+      yield* eventually("execs in flight", () => harness.execs.length >= 2)
+      const node = harness.cluster.nodeNames()[0] as string
+      const oldPod = harness.cluster.restartPod(node)
+      yield* eventually("the new pod read", () =>
+        reads(harness).some((read) => read.node.name === node && read.pod.name !== oldPod),
+      )
+      const ofNode = harness.observations.filter((observation) => observation.node.name === node)
+      assert.deepStrictEqual(
+        ofNode.map((observation) => observation._tag),
+        ["NodeGone", "NodeRead"],
+      )
+      assert.isFalse(reads(harness).some((read) => read.pod.name === oldPod))
+    }),
+  )
+})
+
 describe("kube_exec receiver: shutdown", () => {
   it.live("closing lets in-flight reads finish, then ends the observations", () =>
     Effect.gen(function* () {

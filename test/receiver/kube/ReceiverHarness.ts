@@ -36,6 +36,8 @@ export interface HarnessOptions {
   readonly cluster?: SimulatedClusterOptions
   readonly config?: Partial<KubeExecConfig>
   readonly tuning?: Partial<KubeExecReceiver.KubeExecTuning>
+  /** The consumer pauses this long after each observation it takes. */
+  readonly consumeDelay?: Duration.Input
   /** Runs on the cluster before the receiver starts (faults to meet at its first calls). */
   readonly before?: (cluster: SimulatedCluster) => void
 }
@@ -114,6 +116,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     const ended = { value: false }
     yield* Queue.take(receiver.observations).pipe(
       Effect.tap((observation) => Effect.sync(() => observations.push(observation))),
+      Effect.tap(() => (options.consumeDelay === undefined ? Effect.void : Effect.sleep(options.consumeDelay))),
       Effect.forever,
       Effect.catchIf(Cause.isDone, () => Effect.sync(() => (ended.value = true))),
       Effect.forkScoped,

@@ -1,0 +1,63 @@
+import { type Cause, Clock, Duration, Effect, Option, Queue, type Scope, Semaphore } from "effect"
+import type { NodeObservation } from "../../domain/NodeObservation.ts"
+
+/** What became of an observation handed over. */
+export type HandOffOutcome = "handed" | "stale" | "timed-out"
+
+export interface HandOffOptions {
+  /** Waits for room until this Clock time at most; without one it waits as long as it takes. */
+  readonly deadlineMillis?: number
+  /**
+   * Checked just before the observation is queued, in the same order as every other hand-off: `false`
+   * drops it as stale (a reading of a pod whose deletion was already handed over must not follow it).
+   */
+  readonly stillCurrent?: () => boolean
+}
+
+/** Where the receiver's observations leave it, in order, for one consumer. */
+export interface ObservationOutlet {
+  /** Bounded; taking fails with `Done` once the outlet's scope closed. */
+  readonly observations: Queue.Dequeue<NodeObservation, Cause.Done>
+  readonly handOff: (observation: NodeObservation, options?: HandOffOptions) => Effect.Effect<HandOffOutcome>
+}
+
+/**
+ * A bounded queue of observations with backpressure: producers wait for room, nothing is dropped for
+ * being late unless the producer set a deadline. Hand-offs are serialised, so a check of `stillCurrent`
+ * and the queueing that follows it are never overtaken by another producer.
+ */
+export const make = (capacity: number): Effect.Effect<ObservationOutlet, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const observations = yield* Queue.bounded<NodeObservation, Cause.Done>(capacity)
+    yield* Effect.addFinalizer(() => Queue.end(observations))
+    const order = yield* Semaphore.make(1)
+
+    const queueIt = (observation: NodeObservation, options: HandOffOptions): Effect.Effect<HandOffOutcome> =>
+      Effect.suspend(() => {
+        if (options.stillCurrent !== undefined && !options.stillCurrent()) {
+          return Effect.succeed("stale" as const)
+        }
+        if (Queue.offerUnsafe(observations, observation)) {
+          return Effect.succeed("handed" as const)
+        }
+        return Queue.offer(observations, observation).pipe(Effect.as("handed" as const))
+      })
+
+    const handOff = (observation: NodeObservation, options: HandOffOptions = {}): Effect.Effect<HandOffOutcome> => {
+      const ordered = Semaphore.withPermit(order)(queueIt(observation, options))
+      const deadline = options.deadlineMillis
+      if (deadline === undefined) {
+        return ordered
+      }
+      return Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) =>
+          ordered.pipe(
+            Effect.timeoutOption(Duration.millis(Math.max(1, deadline - now))),
+            Effect.map((outcome) => Option.getOrElse(outcome, () => "timed-out" as const)),
+          ),
+        ),
+      )
+    }
+
+    return { observations, handOff }
+  })

@@ -1,0 +1,80 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Queue } from "effect"
+import { TestClock } from "effect/testing"
+import type { NodeObservation } from "../../../src/domain/NodeObservation.ts"
+import * as ObservationOutlet from "../../../src/receiver/kube/ObservationOutlet.ts"
+
+const goneOf = (name: string): NodeObservation => ({
+  _tag: "NodeGone",
+  node: { name },
+  time: new Date(0),
+  reason: "pod-deleted",
+})
+
+describe("ObservationOutlet", () => {
+  it.effect("hands observations over in order and makes producers wait when full", () =>
+    Effect.gen(function* () {
+      const outlet = yield* ObservationOutlet.make(2)
+      assert.strictEqual(yield* outlet.handOff(goneOf("a")), "handed")
+      assert.strictEqual(yield* outlet.handOff(goneOf("b")), "handed")
+      const third = yield* Effect.forkChild(outlet.handOff(goneOf("c")))
+      yield* TestClock.adjust("1 minute")
+      assert.isUndefined(third.pollUnsafe())
+      const taken = [yield* Queue.take(outlet.observations)]
+      assert.strictEqual(yield* Fiber.join(third), "handed")
+      taken.push(yield* Queue.take(outlet.observations), yield* Queue.take(outlet.observations))
+      assert.deepStrictEqual(
+        taken.map((observation) => observation.node.name),
+        ["a", "b", "c"],
+      )
+    }),
+  )
+
+  it.effect("gives up at the producer's deadline when the consumer does not take", () =>
+    Effect.gen(function* () {
+      const outlet = yield* ObservationOutlet.make(1)
+      yield* outlet.handOff(goneOf("a"))
+      const late = yield* Effect.forkChild(outlet.handOff(goneOf("b"), { deadlineMillis: 500 }))
+      yield* TestClock.adjust("499 millis")
+      assert.isUndefined(late.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(yield* Fiber.join(late), "timed-out")
+      assert.strictEqual(yield* Queue.size(outlet.observations), 1)
+    }),
+  )
+
+  it.effect("drops an observation that is no longer current, queueing nothing", () =>
+    Effect.gen(function* () {
+      const outlet = yield* ObservationOutlet.make(1)
+      assert.strictEqual(yield* outlet.handOff(goneOf("stale"), { stillCurrent: () => false }), "stale")
+      assert.strictEqual(yield* Queue.size(outlet.observations), 0)
+    }),
+  )
+
+  it.effect("a producer that passed its check is not overtaken by one that came later", () =>
+    Effect.gen(function* () {
+      const outlet = yield* ObservationOutlet.make(1)
+      yield* outlet.handOff(goneOf("first"))
+      const checked: Array<string> = []
+      const reading = yield* Effect.forkChild(
+        outlet.handOff(goneOf("reading"), {
+          stillCurrent: () => {
+            checked.push("reading")
+            return true
+          },
+        }),
+      )
+      yield* Effect.yieldNow
+      const deletion = yield* Effect.forkChild(outlet.handOff(goneOf("deletion")))
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(checked, ["reading"])
+      const order: Array<string> = []
+      for (let taken = 0; taken < 3; taken++) {
+        order.push((yield* Queue.take(outlet.observations)).node.name)
+      }
+      yield* Fiber.join(reading)
+      yield* Fiber.join(deletion)
+      assert.deepStrictEqual(order, ["first", "reading", "deletion"])
+    }),
+  )
+})
