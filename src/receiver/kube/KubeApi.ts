@@ -162,89 +162,91 @@ export class KubeApi extends Context.Service<
           ),
         ).pipe(Effect.map(listedPage))
 
-      const watch = (request: WatchRequest): Effect.Effect<WatchEvents, KubeApiError, Scope.Scope> =>
-        Effect.gen(function* () {
-          const operation = `watch ${request.path}`
-          yield* bucket.take
-          const events = yield* Queue.unbounded<WatchEvent, KubeApiError | Cause.Done>()
-          const query: Record<string, string | number | boolean> = {
-            resourceVersion: request.resourceVersion,
-            allowWatchBookmarks: true,
-            timeoutSeconds: request.timeoutSeconds,
-          }
-          if (request.labelSelector !== undefined) {
-            query.labelSelector = request.labelSelector
-          }
-          const controller = yield* Effect.tryPromise({
-            try: (signal) =>
-              watcher
-                .watch(
-                  request.path,
-                  query,
-                  (type: string, object: unknown) => {
-                    Queue.offerUnsafe(events, { type, object })
-                  },
-                  (error: unknown) => {
-                    if (error === null || error === undefined || isInactivityTimeout(error)) {
-                      Queue.endUnsafe(events)
-                    } else {
-                      Queue.failCauseUnsafe(events, Cause.fail(kubeApiErrorOf(operation, error)))
-                    }
-                  },
-                )
-                .then((opened) => abortWith(signal, opened)),
-            catch: (cause) => kubeApiErrorOf(operation, cause),
-          }).pipe(
-            Effect.timeout(requestTimeout),
-            Effect.catchTag("TimeoutError", () => Effect.fail(timedOut(operation))),
-          )
-          yield* Effect.addFinalizer(() =>
-            Effect.sync(() => {
-              controller.abort()
-              Queue.shutdownUnsafe(events)
-            }),
-          )
-          return events
-        })
-
-      const exec = (call: ExecCall): Effect.Effect<WebSocket, KubeApiError, Scope.Scope> =>
-        Effect.gen(function* () {
-          yield* bucket.take
-          // The handler's own streams are the session's, so a CLOSE frame ends this session's output only.
-          const handler = new WebSocketHandler(
-            config,
-            (uri, protocols, socketOptions) =>
-              new WebSocket(uri, protocols, { ...socketOptions, handshakeTimeout: options.execHandshakeTimeoutMs }),
-            { stdin: new Readable({ read() {} }), stdout: call.stdout, stderr: call.stderr },
-          )
-          const socket = yield* Effect.tryPromise({
-            try: (signal) =>
-              new Exec(config, handler)
-                .exec(
-                  call.namespace,
-                  call.pod,
-                  call.container,
-                  [...call.argv],
-                  call.stdout,
-                  call.stderr,
-                  null,
-                  false,
-                  call.onStatus,
-                )
-                .then((opened) => {
-                  if (signal.aborted) {
-                    opened.terminate()
+      const watch = Effect.fnUntraced(function* (
+        request: WatchRequest,
+      ): Effect.fn.Return<WatchEvents, KubeApiError, Scope.Scope> {
+        const operation = `watch ${request.path}`
+        yield* bucket.take
+        const events = yield* Queue.unbounded<WatchEvent, KubeApiError | Cause.Done>()
+        const query: Record<string, string | number | boolean> = {
+          resourceVersion: request.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: request.timeoutSeconds,
+        }
+        if (request.labelSelector !== undefined) {
+          query.labelSelector = request.labelSelector
+        }
+        const controller = yield* Effect.tryPromise({
+          try: (signal) =>
+            watcher
+              .watch(
+                request.path,
+                query,
+                (type: string, object: unknown) => {
+                  Queue.offerUnsafe(events, { type, object })
+                },
+                (error: unknown) => {
+                  if (error === null || error === undefined || isInactivityTimeout(error)) {
+                    Queue.endUnsafe(events)
+                  } else {
+                    Queue.failCauseUnsafe(events, Cause.fail(kubeApiErrorOf(operation, error)))
                   }
-                  return opened
-                }),
-            catch: (cause) => kubeApiErrorOf("exec", cause),
-          }).pipe(
-            Effect.timeout(handshakeTimeout),
-            Effect.catchTag("TimeoutError", () => Effect.fail(timedOut("exec"))),
-          )
-          yield* Effect.addFinalizer(() => Effect.sync(() => socket.terminate()))
-          return socket
-        })
+                },
+              )
+              .then((opened) => abortWith(signal, opened)),
+          catch: (cause) => kubeApiErrorOf(operation, cause),
+        }).pipe(
+          Effect.timeout(requestTimeout),
+          Effect.catchTag("TimeoutError", () => Effect.fail(timedOut(operation))),
+        )
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            controller.abort()
+            Queue.shutdownUnsafe(events)
+          }),
+        )
+        return events
+      })
+
+      const exec = Effect.fnUntraced(function* (
+        call: ExecCall,
+      ): Effect.fn.Return<WebSocket, KubeApiError, Scope.Scope> {
+        yield* bucket.take
+        // The handler's own streams are the session's, so a CLOSE frame ends this session's output only.
+        const handler = new WebSocketHandler(
+          config,
+          (uri, protocols, socketOptions) =>
+            new WebSocket(uri, protocols, { ...socketOptions, handshakeTimeout: options.execHandshakeTimeoutMs }),
+          { stdin: new Readable({ read() {} }), stdout: call.stdout, stderr: call.stderr },
+        )
+        const socket = yield* Effect.tryPromise({
+          try: (signal) =>
+            new Exec(config, handler)
+              .exec(
+                call.namespace,
+                call.pod,
+                call.container,
+                [...call.argv],
+                call.stdout,
+                call.stderr,
+                null,
+                false,
+                call.onStatus,
+              )
+              .then((opened) => {
+                if (signal.aborted) {
+                  opened.terminate()
+                }
+                return opened
+              }),
+          catch: (cause) => kubeApiErrorOf("exec", cause),
+        }).pipe(
+          Effect.timeout(handshakeTimeout),
+          Effect.catchTag("TimeoutError", () => Effect.fail(timedOut("exec"))),
+        )
+        yield* Effect.addFinalizer(() => Effect.sync(() => socket.terminate()))
+        return socket
+      })
 
       return KubeApi.of({ origin, listPods, listNodes, watch, exec })
     })

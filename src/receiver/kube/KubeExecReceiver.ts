@@ -95,20 +95,19 @@ export const make = (
       )
     })
 
-    const podGone = (pod: DevicePluginPod): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        reader.forget(pod.nodeName)
-        yield* queue.forget(pod.key)
-        if (pod.nodeName === "") {
-          return
-        }
-        yield* outlet.handOff({
-          _tag: "NodeGone",
-          node: nodeRefOf(pod.nodeName, nodes.get(pod.nodeName)),
-          time: yield* now,
-          reason: "pod-deleted",
-        })
+    const podGone = Effect.fnUntraced(function* (pod: DevicePluginPod) {
+      reader.forget(pod.nodeName)
+      yield* queue.forget(pod.key)
+      if (pod.nodeName === "") {
+        return
+      }
+      yield* outlet.handOff({
+        _tag: "NodeGone",
+        node: nodeRefOf(pod.nodeName, nodes.get(pod.nodeName)),
+        time: yield* now,
+        reason: "pod-deleted",
       })
+    })
 
     const pods = yield* PodInformer.start(
       api,
@@ -144,89 +143,91 @@ export const make = (
     /** Whether a reading of `pod` still describes the cluster: neither the pod nor its node was deleted meanwhile. */
     const readingCurrent = (pod: DevicePluginPod) => () => podCurrent(pod)() && nodes.get(pod.nodeName) !== undefined
 
-    const giveUpOrRetry = (pod: DevicePluginPod, failure: ReadFailure, deadlineMillis: number) =>
-      Effect.gen(function* () {
-        if (!podCurrent(pod)()) {
-          yield* queue.forget(pod.key)
-          return
-        }
-        const attempts = (yield* queue.retries(pod.key)) + 1
-        if (failure.transient && attempts < tuning.maxAttempts) {
-          yield* queue.addRateLimited(pod.key)
-          yield* metrics.workQueueRetried
-          yield* Effect.logDebug("pod read failed, retrying").pipe(
-            Effect.annotateLogs({ pod: pod.key, node: pod.nodeName, kind: failure.kind, attempt: attempts }),
-          )
-          return
-        }
+    const giveUpOrRetry = Effect.fnUntraced(function* (
+      pod: DevicePluginPod,
+      failure: ReadFailure,
+      deadlineMillis: number,
+    ) {
+      if (!podCurrent(pod)()) {
         yield* queue.forget(pod.key)
-        if (failure.transient) {
-          yield* metrics.workQueueGaveUp(failure.kind)
-          yield* Effect.logWarning("giving up on pod until its next update or resync").pipe(
-            Effect.annotateLogs({
-              pod: pod.key,
-              node: pod.nodeName,
-              kind: failure.kind,
-              attempts,
-              reason: failure.detail,
-            }),
-          )
-        }
-        // A failure is reported even when the pod's deadline has passed, within a deadline of its own.
-        const reportBy = Math.max(deadlineMillis, (yield* Clock.currentTimeMillis) + config.timeoutMs)
-        const outcome = yield* outlet.handOff(
-          {
-            _tag: "NodeReadFailed",
-            node: nodeRefOf(pod.nodeName, nodes.get(pod.nodeName)),
-            pod: podRefOf(pod),
-            time: yield* now,
-            failure: readingFailureOf(failure),
-          },
-          { deadlineMillis: reportBy, stillCurrent: podCurrent(pod) },
+        return
+      }
+      const attempts = (yield* queue.retries(pod.key)) + 1
+      if (failure.transient && attempts < tuning.maxAttempts) {
+        yield* queue.addRateLimited(pod.key)
+        yield* metrics.workQueueRetried
+        yield* Effect.logDebug("pod read failed, retrying").pipe(
+          Effect.annotateLogs({ pod: pod.key, node: pod.nodeName, kind: failure.kind, attempt: attempts }),
         )
-        if (outcome === "timed-out") {
-          yield* Effect.logWarning("failed reading not handed over: the consumer is not taking observations").pipe(
-            Effect.annotateLogs({ pod: pod.key, kind: failure.kind }),
-          )
-        }
-      })
+        return
+      }
+      yield* queue.forget(pod.key)
+      if (failure.transient) {
+        yield* metrics.workQueueGaveUp(failure.kind)
+        yield* Effect.logWarning("giving up on pod until its next update or resync").pipe(
+          Effect.annotateLogs({
+            pod: pod.key,
+            node: pod.nodeName,
+            kind: failure.kind,
+            attempts,
+            reason: failure.detail,
+          }),
+        )
+      }
+      // A failure is reported even when the pod's deadline has passed, within a deadline of its own.
+      const reportBy = Math.max(deadlineMillis, (yield* Clock.currentTimeMillis) + config.timeoutMs)
+      const outcome = yield* outlet.handOff(
+        {
+          _tag: "NodeReadFailed",
+          node: nodeRefOf(pod.nodeName, nodes.get(pod.nodeName)),
+          pod: podRefOf(pod),
+          time: yield* now,
+          failure: readingFailureOf(failure),
+        },
+        { deadlineMillis: reportBy, stillCurrent: podCurrent(pod) },
+      )
+      if (outcome === "timed-out") {
+        yield* Effect.logWarning("failed reading not handed over: the consumer is not taking observations").pipe(
+          Effect.annotateLogs({ pod: pod.key, kind: failure.kind }),
+        )
+      }
+    })
 
-    const processKey = (key: string) =>
-      Effect.gen(function* () {
-        const pod = pods.get(key)
-        if (pod === undefined || !pod.ready) {
-          yield* queue.forget(key)
-          return
-        }
-        const deadlineMillis = (yield* Clock.currentTimeMillis) + config.timeoutMs
-        const node = nodes.get(pod.nodeName)
-        const read =
-          node === undefined
-            ? Effect.fail(readFailure("node-unknown", `node ${pod.nodeName} is not known to the node informer`))
-            : reader.read(pod, deadlineMillis)
-        const outcome = yield* Effect.result(read)
-        if (Result.isFailure(outcome)) {
-          yield* metrics.readingFinished({ result: "failed", errorKind: outcome.failure.kind })
-          return yield* giveUpOrRetry(pod, outcome.failure, deadlineMillis)
-        }
-        const reading = outcome.success
-        const time = yield* now
-        yield* metrics.readingFinished({ result: reading.failures.length > 0 ? "partial" : "ok" })
-        yield* metrics.readingSucceededAt(time)
-        const handOff = yield* outlet.handOff(
-          { _tag: "NodeRead", node: nodeRefOf(pod.nodeName, node), pod: podRefOf(pod), time, reading },
-          { deadlineMillis, stillCurrent: readingCurrent(pod) },
-        )
-        if (handOff !== "timed-out") {
-          yield* queue.forget(key)
-          return
-        }
-        yield* giveUpOrRetry(
-          pod,
-          readFailure("handoff-timeout", "the reading could not be handed over before the pod's deadline"),
-          deadlineMillis,
-        )
-      })
+    const processKey = Effect.fn("KubeExecReceiver.readPod")(function* (key: string) {
+      const pod = pods.get(key)
+      if (pod === undefined || !pod.ready) {
+        yield* queue.forget(key)
+        return
+      }
+      const deadlineMillis = (yield* Clock.currentTimeMillis) + config.timeoutMs
+      const node = nodes.get(pod.nodeName)
+      const read =
+        node === undefined
+          ? Effect.fail(readFailure("node-unknown", `node ${pod.nodeName} is not known to the node informer`))
+          : reader.read(pod, deadlineMillis)
+      const outcome = yield* Effect.result(read)
+      if (Result.isFailure(outcome)) {
+        yield* metrics.readingFinished({ result: "failed", errorKind: outcome.failure.kind })
+        return yield* giveUpOrRetry(pod, outcome.failure, deadlineMillis)
+      }
+      const reading = outcome.success
+      const time = yield* now
+      yield* metrics.readingFinished({ result: reading.failures.length > 0 ? "partial" : "ok" })
+      yield* metrics.readingSucceededAt(time)
+      const handOff = yield* outlet.handOff(
+        { _tag: "NodeRead", node: nodeRefOf(pod.nodeName, node), pod: podRefOf(pod), time, reading },
+        { deadlineMillis, stillCurrent: readingCurrent(pod) },
+      )
+      if (handOff !== "timed-out") {
+        yield* queue.forget(key)
+        return
+      }
+      yield* giveUpOrRetry(
+        pod,
+        readFailure("handoff-timeout", "the reading could not be handed over before the pod's deadline"),
+        deadlineMillis,
+      )
+    })
 
     const processSafely = (key: string) =>
       processKey(key).pipe(

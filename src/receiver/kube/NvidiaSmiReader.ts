@@ -73,69 +73,67 @@ interface Run {
 export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   const formats = new Map<string, OutputFormat>()
 
-  const run = (pod: DevicePluginPod, format: OutputFormat, deadlineMillis: number) =>
-    Effect.gen(function* () {
-      const xml = format === "xml" ? new XmlReadingParser({ maxBytes: options.maxOutputBytes }) : undefined
-      const head = new OutputHead(format === "xml" ? headBytes : options.maxOutputBytes)
-      const now = yield* Clock.currentTimeMillis
-      const result = yield* runInPod({
-        namespace: pod.namespace,
-        pod: pod.name,
-        container: options.container,
-        argv: queryArgvFor(format),
-        maxOutputBytes: options.maxOutputBytes,
-        onStdout: (chunk) => {
-          xml?.write(chunk)
-          head.push(chunk)
-        },
-        timeout: Duration.millis(Math.max(0, deadlineMillis - now)),
-      })
-      const stdoutHead = head.text()
-      const finished: Run = {
-        exitCode: result.exitCode,
-        stdoutHead,
-        stderr: result.stderrHint,
-        parse: () => (xml === undefined ? parseCsvReading(stdoutHead) : xml.end()),
-      }
-      return finished
+  const run = Effect.fnUntraced(function* (pod: DevicePluginPod, format: OutputFormat, deadlineMillis: number) {
+    const xml = format === "xml" ? new XmlReadingParser({ maxBytes: options.maxOutputBytes }) : undefined
+    const head = new OutputHead(format === "xml" ? headBytes : options.maxOutputBytes)
+    const now = yield* Clock.currentTimeMillis
+    const result = yield* runInPod({
+      namespace: pod.namespace,
+      pod: pod.name,
+      container: options.container,
+      argv: queryArgvFor(format),
+      maxOutputBytes: options.maxOutputBytes,
+      onStdout: (chunk) => {
+        xml?.write(chunk)
+        head.push(chunk)
+      },
+      timeout: Duration.millis(Math.max(0, deadlineMillis - now)),
     })
+    const stdoutHead = head.text()
+    const finished: Run = {
+      exitCode: result.exitCode,
+      stdoutHead,
+      stderr: result.stderrHint,
+      parse: () => (xml === undefined ? parseCsvReading(stdoutHead) : xml.end()),
+    }
+    return finished
+  })
 
-  const read = (pod: DevicePluginPod, deadlineMillis: number) =>
-    Effect.gen(function* () {
-      const node = pod.nodeName
-      let remembered = formats.get(node)
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const format = queryFormatFor(options.mode, remembered)
-        const finished = yield* run(pod, format, deadlineMillis)
-        const outcome = decideCommandOutcome({
-          mode: options.mode,
-          remembered,
-          exitCode: finished.exitCode,
-          stdoutHead: finished.stdoutHead,
-          stderr: finished.stderr,
-        })
-        switch (outcome._tag) {
-          case "Parse": {
-            if (outcome.remember !== undefined) {
-              formats.set(node, outcome.remember)
-            }
-            const parsed = finished.parse()
-            return Result.isSuccess(parsed) ? parsed.success : yield* failureOfNvsmi(parsed.failure)
-          }
-          case "FallBackToXml": {
+  const read = Effect.fn("NvidiaSmiReader.read")(function* (pod: DevicePluginPod, deadlineMillis: number) {
+    const node = pod.nodeName
+    let remembered = formats.get(node)
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const format = queryFormatFor(options.mode, remembered)
+      const finished = yield* run(pod, format, deadlineMillis)
+      const outcome = decideCommandOutcome({
+        mode: options.mode,
+        remembered,
+        exitCode: finished.exitCode,
+        stdoutHead: finished.stdoutHead,
+        stderr: finished.stderr,
+      })
+      switch (outcome._tag) {
+        case "Parse": {
+          if (outcome.remember !== undefined) {
             formats.set(node, outcome.remember)
-            remembered = outcome.remember
-            yield* Effect.logInfo("nvidia-smi query field unknown to the driver, reading the node as XML").pipe(
-              Effect.annotateLogs({ node, field: outcome.field }),
-            )
-            break
           }
-          case "Fail":
-            return yield* failureOfNvsmi(outcome.error)
+          const parsed = finished.parse()
+          return Result.isSuccess(parsed) ? parsed.success : yield* failureOfNvsmi(parsed.failure)
         }
+        case "FallBackToXml": {
+          formats.set(node, outcome.remember)
+          remembered = outcome.remember
+          yield* Effect.logInfo("nvidia-smi query field unknown to the driver, reading the node as XML").pipe(
+            Effect.annotateLogs({ node, field: outcome.field }),
+          )
+          break
+        }
+        case "Fail":
+          return yield* failureOfNvsmi(outcome.error)
       }
-      return yield* readFailure("command-failed", "nvidia-smi rejected the query in both formats")
-    })
+    }
+    return yield* readFailure("command-failed", "nvidia-smi rejected the query in both formats")
+  })
 
   return {
     read,

@@ -74,6 +74,13 @@ export const runInPod = Effect.fnUntraced(function* (
         },
       })
 
+      // A frame after the status frame (which ends both streams) is a broken session, not a crash.
+      const broken = (error: Error) => {
+        Deferred.doneUnsafe(ended, Exit.fail(readFailure("exec-lost", `the exec stream broke: ${error.message}`)))
+      }
+      stdout.on("error", broken)
+      stderr.on("error", broken)
+
       const socket = yield* api
         .exec({
           namespace: request.namespace,
