@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { recordSchema } from "../domain/GpuRecord.ts"
 import { CliIo } from "./CliIo.ts"
 import { configCommand, configUsage } from "./ConfigCommand.ts"
+import { demoCommand, demoUsage } from "./DemoCommand.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { parseCommand, parseUsage } from "./ParseCommand.ts"
 import { runCommand, runUsage } from "./RunCommand.ts"
@@ -26,7 +27,7 @@ configuration error.
 
 const usages: Readonly<Record<string, string>> = {
   run: runUsage,
-  demo: runUsage,
+  demo: demoUsage,
   parse: parseUsage,
   config: configUsage,
 }
@@ -61,8 +62,9 @@ export const main = Effect.fn("main")(function* (argv: ReadonlyArray<string>) {
     case "config":
       return yield* configCommand(rest)
     case "run":
+      return yield* runCommand(rest)
     case "demo":
-      return yield* runCommand(command, rest)
+      return yield* demoCommand(rest)
     default:
       return yield* usageFailure(command, [{ message: `unknown command ${command}` }], mainUsage)
   }

@@ -1,51 +1,75 @@
 import { Effect } from "effect"
 import { builtinComponents } from "../component/BuiltinComponents.ts"
+import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { serviceFlags } from "../config/Flags.ts"
 import { settingApplies } from "../config/SettingsReference.ts"
+import { runGpuSerialsService } from "../service/GpuSerialsService.ts"
 import { CliIo } from "./CliIo.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
 import { ExitCode } from "./ExitCode.ts"
-import { loadServiceConfig } from "./ServiceConfigLoader.ts"
+import { type LoadedServiceConfig, loadServiceConfig } from "./ServiceConfigLoader.ts"
+import { serviceVersion } from "./Version.ts"
 
 const builtinExporterTypes = (builtinComponents.exporters ?? []).map((factory) => factory.type)
 
 /** The flags of the service settings and of the exporters this build has. */
-const runFlags = serviceFlags.filter(
+export const runFlags = serviceFlags.filter(
   (spec) => spec.setting === undefined || settingApplies(builtinExporterTypes)(spec.setting),
 )
 
 const flagColumn = Math.max(...runFlags.map((spec) => spec.flag.length + (spec.takesValue ? 6 : 0))) + 2
 
+export const settingFlagsHelp = runFlags
+  .map((spec) => `  ${`${spec.flag}${spec.takesValue ? " VALUE" : ""}`.padEnd(flagColumn)}${spec.description}`)
+  .join("\n")
+
 export const runUsage = `Usage: gpu-serials run [--config FILE] [SETTING FLAGS]
 
-Runs the service: watches the device-plugin pods, reads nvidia-smi in them and exports GPU records.
-Settings come from flags, then environment variables, then the config file, then defaults.
+Runs the service: watches the device-plugin pods, reads nvidia-smi in them and exports GPU records,
+until SIGTERM or SIGINT, then shuts down gracefully and exits 0. Settings come from flags, then
+environment variables, then the config file, then defaults.
 
 Setting flags:
-${runFlags
-  .map((spec) => `  ${`${spec.flag}${spec.takesValue ? " VALUE" : ""}`.padEnd(flagColumn)}${spec.description}`)
-  .join("\n")}
+${settingFlagsHelp}
 `
 
-/**
- * `gpu-serials run` and `gpu-serials demo`. The configuration is resolved and checked in full; the
- * Kubernetes receiver that would read the cluster is not in this version, and the command says so
- * instead of pretending to run.
- */
-export const runCommand = Effect.fn("RunCommand")(function* (command: "run" | "demo", argv: ReadonlyArray<string>) {
+/** Settings this version reads but cannot honour yet: refusing them beats ignoring them. */
+const unsupported = (loaded: LoadedServiceConfig): ConfigInvalid | undefined => {
+  if (!loaded.config.leaderElection.enabled) return undefined
+  const key = loaded.origins["service.leaderElection.enabled"]?.key ?? "service.leaderElection.enabled"
+  return ConfigInvalid.of([{ key, message: "leader election is not available in this version; run one replica" }])
+}
+
+/** Runs the service with a loaded configuration; reports a start failure and answers the exit code. */
+export const serveWith = Effect.fn("serveWith")(function* (
+  loaded: LoadedServiceConfig,
+  hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "onListening"> = {},
+) {
   const io = yield* CliIo
-  return yield* loadServiceConfig(command === "demo" ? withDemoDefaults(argv) : argv).pipe(
-    Effect.flatMap(() =>
-      io.stderr(
-        `gpu-serials ${command}: the configuration is valid, but this version has no kube_exec receiver: ` +
-          "it cannot read a cluster yet. Use 'gpu-serials parse' on an nvidia-smi capture.\n",
-      ),
+  const refused = unsupported(loaded)
+  if (refused !== undefined) return yield* reportInvalidConfig(refused)
+  if (loaded.config.kubeExec.nodeLabels.enabled) {
+    yield* Effect.logInfo("node labels are not written by this version").pipe(
+      Effect.annotateLogs({ setting: "LABELS_ENABLED" }),
+    )
+  }
+  return yield* runGpuSerialsService({
+    config: loaded.config,
+    exporters: loaded.exporters,
+    serviceVersion,
+    ...hooks,
+  }).pipe(
+    Effect.as(ExitCode.ok),
+    Effect.catch((error) =>
+      io.stderr(`gpu-serials: the service could not start: ${error.message}\n`).pipe(Effect.as(ExitCode.failure)),
     ),
-    Effect.as(ExitCode.failure),
-    Effect.catchTag("ConfigInvalid", reportInvalidConfig),
   )
 })
 
-/** The demo names its own cluster unless told otherwise. */
-const withDemoDefaults = (argv: ReadonlyArray<string>): ReadonlyArray<string> =>
-  argv.some((argument) => argument.startsWith("--cluster-name")) ? argv : ["--cluster-name", "demo", ...argv]
+/** `gpu-serials run`. */
+export const runCommand = Effect.fn("RunCommand")(function* (argv: ReadonlyArray<string>) {
+  return yield* loadServiceConfig(argv).pipe(
+    Effect.flatMap((loaded) => serveWith(loaded)),
+    Effect.catchTag("ConfigInvalid", reportInvalidConfig),
+  )
+})

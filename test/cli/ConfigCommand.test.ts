@@ -70,12 +70,4 @@ describe("gpu-serials commands", () => {
     expect(run.status).toBe(2)
     expect(run.stderr).toContain("unknown command serve")
   })
-
-  it("does not pretend to run the service without the Kubernetes receiver", () => {
-    const valid = gpuSerials(["run"], { env: { CLUSTER_NAME: "prod" } })
-    expect(valid.status).toBe(1)
-    expect(valid.stderr).toContain("no kube_exec receiver")
-    expect(valid.stdout).toBe("")
-    expect(gpuSerials(["run"], { env: { WORKERS: "0", CLUSTER_NAME: "prod" } }).status).toBe(2)
-  })
 })

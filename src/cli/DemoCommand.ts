@@ -1,0 +1,212 @@
+import { createServer } from "node:net"
+import { Clock, Effect, Fiber, Result } from "effect"
+import { parseGoDuration } from "../config/GoDuration.ts"
+import type { ModelMix } from "../sim/catalog/Fleet.ts"
+import { type SimulatedCluster, startSimulatedCluster } from "../sim/SimulatedCluster.ts"
+import { CliIo } from "./CliIo.ts"
+import { parseCommandLine } from "./CommandLine.ts"
+import { reportInvalidConfig } from "./ConfigCommand.ts"
+import { DemoTally } from "./DemoTally.ts"
+import { ExitCode } from "./ExitCode.ts"
+import { serveWith, settingFlagsHelp } from "./RunCommand.ts"
+import { loadServiceConfig } from "./ServiceConfigLoader.ts"
+import { usageFailure } from "./UsageFailure.ts"
+
+export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
+                        [--exec-latency D] [SETTING FLAGS]
+
+Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU nodes
+whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on stdout
+as they arrive, logs on stderr, then a summary. The default fleet of 8 nodes has a GB200 NVL72 tray,
+H100 HGX, a MIG A100, T4 and L40S VMs, a bare-metal node without providerID and a node whose driver is
+broken. The kubeconfig path is printed, so kubectl can look at the cluster while the demo runs. The health
+server takes a free port unless --server-port or SERVER_PORT names one.
+
+  --nodes N          GPU nodes (default 8)
+  --duration D       how long to run, Go syntax (default 20s; 0 runs until Ctrl-C)
+  --fault-rate P     probability of each injected fault per request or exec: 5xx, 429, exec hang,
+                     non-zero exit, truncated and garbage output (default 0)
+  --churn R          pod restarts and GPU swaps per minute, node joins and leaves at half that (default 0)
+  --seed S           same seed, same cluster (default gpu-serials)
+  --exec-latency D   nvidia-smi run time in the simulated pods (default: median 150ms, p99 600ms)
+
+Setting flags are those of 'gpu-serials run' (the demo sets --cluster-name demo and --kubeconfig):
+${settingFlagsHelp}
+`
+
+const demoOptions = {
+  nodes: "value",
+  duration: "value",
+  "fault-rate": "value",
+  churn: "value",
+  seed: "value",
+  "exec-latency": "value",
+} as const
+
+/** A fleet that shows every identity case in 8 nodes; larger demos follow the same proportions. */
+const demoModelMix: ModelMix = {
+  "gb200-nvl72": 2,
+  "h100-hgx": 2,
+  "a100-mig": 1,
+  t4: 1,
+  l40s: 1,
+  "broken-driver": 1,
+}
+
+interface DemoSettings {
+  readonly nodes: number
+  readonly durationMs: number
+  readonly faultRate: number
+  readonly churn: number
+  readonly seed: string
+  readonly execLatencyMs?: number
+}
+
+const demoSettings = (options: ReadonlyMap<string, string>) => {
+  const problems: Array<{ message: string }> = []
+  const number = (name: string, fallback: number, valid: (value: number) => boolean, rule: string): number => {
+    const text = options.get(name)
+    if (text === undefined) return fallback
+    const value = Number(text)
+    if (text.trim() === "" || !valid(value)) problems.push({ message: `--${name} must be ${rule}, not ${text}` })
+    return value
+  }
+  const duration = (name: string, fallbackMs: number): number | undefined => {
+    const text = options.get(name)
+    if (text === undefined) return fallbackMs
+    const parsed = parseGoDuration(text)
+    if (Result.isFailure(parsed) || parsed.success < 0) {
+      problems.push({ message: `--${name} must be a duration such as 20s or 1m30s, not ${text}` })
+      return undefined
+    }
+    return parsed.success
+  }
+  const durationMs = duration("duration", 20_000) ?? 0
+  const execLatencyMs = options.has("exec-latency") ? duration("exec-latency", 0) : undefined
+  const settings: DemoSettings = {
+    nodes: number("nodes", 8, (value) => Number.isInteger(value) && value > 0 && value <= 10_000, "1 to 10000"),
+    durationMs,
+    faultRate: number("fault-rate", 0, (value) => value >= 0 && value <= 1, "a probability from 0 to 1"),
+    churn: number("churn", 0, (value) => value >= 0 && value <= 600, "0 to 600 per minute"),
+    seed: options.get("seed") ?? "gpu-serials",
+    ...(execLatencyMs === undefined ? {} : { execLatencyMs }),
+  }
+  return { settings, problems }
+}
+
+const startCluster = (settings: DemoSettings) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () =>
+        startSimulatedCluster({
+          nodes: settings.nodes,
+          seed: settings.seed,
+          clusterName: "demo",
+          modelMix: demoModelMix,
+          ...(settings.execLatencyMs === undefined ? {} : { execLatency: settings.execLatencyMs }),
+          faults: {
+            serverError: settings.faultRate,
+            throttle: settings.faultRate,
+            execHang: settings.faultRate,
+            execNonZeroExit: settings.faultRate,
+            execTruncated: settings.faultRate,
+            execGarbage: settings.faultRate,
+          },
+          churn: {
+            podRestartsPerMinute: settings.churn,
+            gpuSwapsPerMinute: settings.churn,
+            nodeJoinsPerMinute: settings.churn / 2,
+            nodeLeavesPerMinute: settings.churn / 2,
+          },
+        }),
+      catch: (cause) => (cause instanceof Error ? cause.message : String(cause)),
+    }),
+    (cluster: SimulatedCluster) => Effect.promise(() => cluster.close()),
+  )
+
+/** A port the demo's health server can take, so a demo never collides with a service on 8080. */
+const freePort = Effect.callback<number>((resume) => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    server.close(() => resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 8080)))
+  })
+  server.once("error", () => resume(Effect.succeed(8080)))
+})
+
+/**
+ * Splits the demo's own options from the setting flags; a setting flag's value must not be read as a
+ * demo option, so the line is scanned once with the demo options known.
+ */
+const splitArguments = (argv: ReadonlyArray<string>) => {
+  const own: Array<string> = []
+  const rest: Array<string> = []
+  for (let position = 0; position < argv.length; position++) {
+    const argument = argv[position] ?? ""
+    const name = argument.startsWith("--") ? (argument.slice(2).split("=")[0] ?? "") : ""
+    if (name in demoOptions) {
+      own.push(argument)
+      if (!argument.includes("=") && position + 1 < argv.length) own.push(argv[++position] ?? "")
+    } else {
+      rest.push(argument)
+    }
+  }
+  return { own, rest }
+}
+
+/** `gpu-serials demo`: the real service against the built-in simulated cluster. */
+export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArray<string>) {
+  const io = yield* CliIo
+  const { own, rest } = splitArguments(argv)
+  const commandLine = parseCommandLine(own, demoOptions)
+  const { settings, problems } = demoSettings(commandLine.options)
+  if (commandLine.problems.length + problems.length > 0) {
+    return yield* usageFailure("demo", [...commandLine.problems, ...problems], demoUsage)
+  }
+  return yield* Effect.scoped(
+    Effect.gen(function* () {
+      const cluster = yield* startCluster(settings)
+      yield* io.stderr(
+        `simulated cluster at ${cluster.url} with ${cluster.nodeNames().length} GPU nodes\n` +
+          `  kubectl --kubeconfig ${cluster.kubeconfigPath} get pods -n ${cluster.namespace}\n`,
+      )
+      const givesPort =
+        rest.some((argument) => argument.startsWith("--server-port")) || io.env.SERVER_PORT !== undefined
+      const serviceArgs = [
+        ...(rest.some((argument) => argument.startsWith("--cluster-name")) ? [] : ["--cluster-name", "demo"]),
+        ...(givesPort ? [] : ["--server-port", String(yield* freePort)]),
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        ...rest,
+      ]
+      const loaded = yield* loadServiceConfig(serviceArgs).pipe(Effect.result)
+      if (Result.isFailure(loaded)) return yield* reportInvalidConfig(loaded.failure)
+      const tally = new DemoTally()
+      const started = yield* Clock.currentTimeMillis
+      const service = yield* serveWith(loaded.success, {
+        tap: (observation) => Effect.sync(() => tally.observe(observation)),
+        onListening: (port) => io.stderr(`health and metrics at http://127.0.0.1:${port}/metrics\n`),
+      }).pipe(Effect.forkScoped)
+      const exitCode =
+        settings.durationMs === 0
+          ? yield* Fiber.join(service)
+          : yield* Fiber.join(service).pipe(
+              Effect.timeoutOption(settings.durationMs),
+              Effect.flatMap((finished) =>
+                finished._tag === "Some"
+                  ? Effect.succeed(finished.value)
+                  : Fiber.interrupt(service).pipe(Effect.as(ExitCode.ok)),
+              ),
+            )
+      const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
+      yield* io.stderr(tally.summary(elapsed))
+      return exitCode
+    }),
+  ).pipe(
+    Effect.catch((message: string) =>
+      io
+        .stderr(`gpu-serials demo: the simulated cluster could not start: ${message}\n`)
+        .pipe(Effect.as(ExitCode.failure)),
+    ),
+  )
+})

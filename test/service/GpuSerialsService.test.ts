@@ -1,0 +1,130 @@
+import { afterEach, describe, expect, it } from "vitest"
+import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { eventsOf, eventually, type RunningService, serviceConfig, startService } from "./ServiceHarness.ts"
+
+const mix = { "gb200-nvl72": 2, "h100-hgx": 1, "a100-mig": 1, t4: 1, "broken-driver": 1 } as const
+
+let cluster: SimulatedCluster | undefined
+let service: RunningService | undefined
+
+afterEach(async () => {
+  await service?.stop()
+  await cluster?.close()
+  service = undefined
+  cluster = undefined
+})
+
+const healthyGpus = (sim: SimulatedCluster): ReadonlyArray<string> =>
+  sim
+    .nodeNames()
+    .flatMap((name) => {
+      const node = sim.node(name)
+      return node === undefined || node.driverFailure !== undefined ? [] : node.gpus.map((gpu) => gpu.uuid)
+    })
+    .sort()
+
+const fetchText = async (port: number, path: string): Promise<{ status: number; body: string }> => {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`)
+  return { status: response.status, body: await response.text() }
+}
+
+describe("gpu-serials service against the simulated cluster", () => {
+  it("announces every GPU of every ready pod exactly once, reports the broken driver as a metric, and becomes ready", async () => {
+    cluster = await startSimulatedCluster({ nodes: 6, modelMix: mix, seed: "e2e-initial", execLatency: 20 })
+    service = await startService(serviceConfig(cluster))
+    const expected = healthyGpus(cluster)
+    const running = service
+
+    await eventually(
+      running,
+      "every healthy GPU is added",
+      () => eventsOf(running.events, "added").length >= expected.length,
+    )
+    await eventually(running, "the service is ready", () => running.port() !== 0)
+    const added = eventsOf(running.events, "added").map((event) => event.record.uuid)
+    expect([...added].sort()).toEqual(expected)
+
+    const gb200 = eventsOf(running.events, "added").filter((event) => event.record.product === "NVIDIA GB200")
+    expect(gb200.length).toBe(8)
+    expect(new Set(gb200.map((event) => event.record.uuid)).size).toBe(8)
+    expect(gb200.every((event) => event.record.serialShared && event.record.chassis !== "")).toBe(true)
+
+    const metrics = await fetchText(running.port(), "/metrics")
+    expect(metrics.body).toMatch(/gpu_serials_readings_total\{[^}]*error_kind="driver-not-loaded"[^}]*\} 1/)
+    let ready = await fetchText(running.port(), "/readyz")
+    for (let attempt = 0; attempt < 40 && ready.status !== 200; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      ready = await fetchText(running.port(), "/readyz")
+    }
+    expect(ready.status).toBe(200)
+  })
+
+  it("stays quiet on a pod restart, reports a GPU swap as moved, and a removed node as removed", async () => {
+    cluster = await startSimulatedCluster({ nodes: 4, modelMix: { "h100-hgx": 2, t4: 2 }, seed: "e2e-churn" })
+    service = await startService(serviceConfig(cluster, ["--removal-grace", "1s"]))
+    const sim = cluster
+    const running = service
+    const total = healthyGpus(sim).length
+    await eventually(running, "initial sync", () => eventsOf(running.events, "added").length === total)
+
+    const [first, second, third] = sim.nodeNames().filter((name) => sim.node(name)?.model === "h100-hgx")
+    const t4 = sim.nodeNames().find((name) => sim.node(name)?.model === "t4")
+    if (first === undefined || second === undefined || t4 === undefined) throw new Error("fleet lacks nodes")
+    expect(third).toBeUndefined()
+
+    const before = running.events.length
+    sim.restartPod(t4)
+    const swapped = sim.swapGpus(first, second)
+    await eventually(
+      running,
+      "both swapped GPUs are moved",
+      () => eventsOf(running.events, "moved").length >= swapped.length,
+    )
+    const moved = eventsOf(running.events, "moved")
+    expect(moved.map((event) => event.record.uuid).sort()).toEqual([...swapped].sort())
+    for (const event of moved) {
+      expect(event.record.previousNode).not.toBe(event.record.node)
+      expect([first, second]).toContain(event.record.node)
+    }
+
+    sim.removeNode(t4)
+    await eventually(
+      running,
+      "the removed node's GPU is removed",
+      () => eventsOf(running.events, "removed").length === 1,
+      30_000,
+    )
+    expect(eventsOf(running.events, "removed")[0]?.record.node).toBe(t4)
+    const after = running.events.slice(before)
+    expect(eventsOf(after, "added")).toEqual([])
+  })
+
+  it("recovers from 429s, 5xx, dropped watches and hanging execs without losing or repeating a GPU", async () => {
+    cluster = await startSimulatedCluster({
+      nodes: 6,
+      modelMix: { "h100-hgx": 2, t4: 2, l40s: 2 },
+      seed: "e2e-faults",
+      execLatency: 10,
+      faults: { serverError: 0.15, throttle: 0.15, retryAfterSeconds: 1, execHang: 0.2 },
+    })
+    service = await startService(serviceConfig(cluster, ["--timeout", "1s"]), {
+      retryBackoff: { baseMs: 50, maxMs: 500, jitter: 0.2 },
+      maxAttempts: 20,
+    })
+    const sim = cluster
+    const running = service
+    sim.faults.dropWatches()
+    const expected = healthyGpus(sim)
+    await eventually(
+      running,
+      "every GPU is added despite faults",
+      () => eventsOf(running.events, "added").length >= expected.length,
+      40_000,
+    )
+    sim.faults.clear()
+    sim.faults.dropWatches()
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    const added = eventsOf(running.events, "added").map((event) => event.record.uuid)
+    expect([...added].sort()).toEqual(expected)
+  })
+})
