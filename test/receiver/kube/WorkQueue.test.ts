@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
+import fc from "fast-check"
+import { expect, it as vitestIt } from "vitest"
 import * as WorkQueue from "../../../src/receiver/kube/WorkQueue.ts"
 
 const policy = { baseMs: 100, maxMs: 1_000, jitter: 0.5 }
@@ -163,4 +165,57 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.depth(), 0)
     }),
   )
+})
+
+describe("WorkQueue with concurrent workers", () => {
+  const script = fc.array(fc.record({ key: fc.integer({ min: 0, max: 5 }), pause: fc.integer({ min: 0, max: 3 }) }), {
+    minLength: 1,
+    maxLength: 60,
+  })
+
+  vitestIt("never runs one key in two workers at once, and runs every key again after its last add", async () => {
+    await fc.assert(
+      fc.asyncProperty(script, fc.integer({ min: 1, max: 4 }), async (adds, workerCount) => {
+        const inFlight = new Set<number>()
+        const overlaps: Array<number> = []
+        const lastAdded = new Map<number, number>()
+        const lastStarted = new Map<number, number>()
+        let clock = 0
+        await Effect.runPromise(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const queue = yield* WorkQueue.make<number>(policy)
+              const handler = (key: number) =>
+                Effect.gen(function* () {
+                  if (inFlight.has(key)) overlaps.push(key)
+                  inFlight.add(key)
+                  lastStarted.set(key, ++clock)
+                  for (let turn = 0; turn < (key % 3) + 1; turn++) yield* Effect.yieldNow
+                  inFlight.delete(key)
+                })
+              const worker = Effect.gen(function* () {
+                while (yield* queue.processNext(handler)) {
+                  yield* Effect.yieldNow
+                }
+              })
+              const workers = yield* Effect.forEach(Array.from({ length: workerCount }), () => Effect.forkChild(worker))
+              for (const { key, pause } of adds) {
+                lastAdded.set(key, ++clock)
+                yield* queue.add(key)
+                for (let turn = 0; turn < pause; turn++) yield* Effect.yieldNow
+              }
+              while ((yield* queue.len) > 0 || inFlight.size > 0) yield* Effect.yieldNow
+              yield* queue.shutDown
+              yield* Fiber.joinAll(workers)
+            }),
+          ),
+        )
+        expect(overlaps).toEqual([])
+        for (const [key, added] of lastAdded) {
+          expect(lastStarted.get(key) ?? 0).toBeGreaterThan(added)
+        }
+      }),
+      { numRuns: 100 },
+    )
+  })
 })
