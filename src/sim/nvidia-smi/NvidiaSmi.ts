@@ -4,6 +4,7 @@ import { deviceHandleExitCode, deviceHandleLine, fatalFailure, lostGpuIndex } fr
 import { gpuListing } from "./GpuListing.ts"
 import { queryGpu } from "./QueryGpu.ts"
 import { summaryTable } from "./SummaryTable.ts"
+import { textReport } from "./TextReport.ts"
 import { xmlReport } from "./XmlReport.ts"
 
 /** What a finished process gave back. */
@@ -13,7 +14,7 @@ export interface ProgramOutcome {
   readonly exitCode: number
 }
 
-type Mode = "table" | "xml" | "list" | "query" | "help" | "version"
+type Mode = "table" | "xml" | "text" | "list" | "query" | "help" | "version"
 
 interface Invocation {
   readonly mode: Mode
@@ -23,7 +24,7 @@ interface Invocation {
 }
 
 /**
- * nvidia-smi as the device-plugin container runs it: honours its argv (`-q -x`, `--query-gpu` with
+ * nvidia-smi as the device-plugin container runs it: honours its argv (`-q -x`, `-q`, `--query-gpu` with
  * `--format=csv[,noheader][,nounits]`, `-L`, `-i`, `--version`, no arguments for the table), reports the
  * host's GPUs for its driver release, and fails the way the real tool does on a broken driver.
  */
@@ -61,6 +62,8 @@ export const runNvidiaSmi = (
       stdout.write(prefix)
       xmlReport(host, now, stdout, selected)
       return { stdout, stderr, exitCode }
+    case "text":
+      return outcome(prefix + textReport(host, now, selected), exitCode)
     case "list":
       return outcome(prefix + gpuListing(host, selected), exitCode)
     case "table":
@@ -144,7 +147,7 @@ const parseArguments = (argv: ReadonlyArray<string>): Invocation | undefined => 
   if (format !== undefined) return undefined
   if (list) return query || xml ? undefined : { mode: "list", queryFields: [], format, ids }
   if (xml) return query ? { mode: "xml", queryFields: [], format, ids } : undefined
-  if (query) return undefined
+  if (query) return { mode: "text", queryFields: [], format, ids }
   return { mode: "table", queryFields: [], format, ids }
 }
 

@@ -1,3 +1,4 @@
+import { isAtLeast } from "../catalog/DriverRelease.ts"
 import type { HostGpu, SimulatedHost } from "../catalog/SimulatedHost.ts"
 import { featuresOf } from "./DriverFeatures.ts"
 import { readingsOf } from "./GpuReadings.ts"
@@ -12,7 +13,8 @@ interface FieldContext {
 /** One `--query-gpu` property: its value for a GPU, and its unit as the CSV header shows it. */
 interface QueryField {
   readonly unit?: string
-  readonly since?: "570"
+  /** First driver release that knows the field; older ones reject it. */
+  readonly since?: string
   readonly value: (context: FieldContext) => string
 }
 
@@ -24,7 +26,115 @@ const hex = (value: number, width: number) => `0x${value.toString(16).toUpperCas
 const migMode = ({ host, gpu }: FieldContext) =>
   !host.model.migCapable ? notAvailable : gpu.identity.migProfiles.length > 0 ? "Enabled" : "Disabled"
 
+const hbmSensors = (context: FieldContext) =>
+  ["Hopper", "Blackwell", "Ampere"].includes(context.host.model.architecture)
+
+const eventReasonNames = [
+  "applications_clocks_setting",
+  "sw_power_cap",
+  "hw_slowdown",
+  "hw_thermal_slowdown",
+  "hw_power_brake_slowdown",
+  "sw_thermal_slowdown",
+  "sync_boost",
+]
+
+/** Idle-clock event reasons, also under the older `clocks_throttle_reasons.` names. */
+const eventReasonFields = (prefix: string): Record<string, QueryField> => ({
+  [`${prefix}.supported`]: { value: () => "0x00000000000001FF" },
+  [`${prefix}.active`]: { value: () => "0x0000000000000001" },
+  [`${prefix}.gpu_idle`]: { value: () => "Active" },
+  ...Object.fromEntries(eventReasonNames.map((name) => [`${prefix}.${name}`, { value: () => "Not Active" }])),
+})
+
+const migNotAvailable = ({ gpu }: FieldContext) => (gpu.identity.migProfiles.length > 0 ? notAvailable : "0 %")
+
 const fields: Readonly<Record<string, QueryField>> = {
+  ...eventReasonFields("clocks_event_reasons"),
+  ...eventReasonFields("clocks_throttle_reasons"),
+  "pci.baseClass": { value: () => "0x3" },
+  "pci.subClass": { value: ({ host }) => (host.model.productBrand === "GeForce" ? "0x0" : "0x2") },
+  "pcie.link.gen.gpucurrent": {
+    value: ({ host }) => String(Math.min(host.model.pcieGeneration, host.model.hostPcieGeneration)),
+  },
+  "pcie.link.gen.gpumax": { value: ({ host }) => String(host.model.pcieGeneration) },
+  "pcie.link.gen.hostmax": {
+    value: ({ host }) => (host.pool.cloud === "bare-metal" ? String(host.model.hostPcieGeneration) : notAvailable),
+  },
+  display_attached: { since: "580", value: ({ host }) => (host.model.productBrand === "GeForce" ? "Yes" : "No") },
+  addressing_mode: {
+    value: ({ host }) =>
+      host.model.architecture === "Blackwell" ? "ATS" : featuresOf(host.driver.version).pdi ? "HMM" : "None",
+  },
+  "inforom.checksum_validation": { value: () => "valid" },
+  "temperature.gpu.tlimit": {
+    value: ({ host, gpu }) =>
+      ["Hopper", "Blackwell", "Ada Lovelace"].includes(host.model.architecture)
+        ? String(87 - readingsOf(host.model, gpu.identity).temperatureC)
+        : notAvailable,
+  },
+  "power.management": { value: () => "Enabled" },
+  "power.draw.average": {
+    unit: "W",
+    since: "550",
+    value: ({ host, gpu }) => `${readingsOf(host.model, gpu.identity).powerDrawW.toFixed(2)} W`,
+  },
+  "power.default_limit": { unit: "W", value: ({ host }) => `${host.model.powerLimitW.toFixed(2)} W` },
+  "power.min_limit": { unit: "W", value: ({ host }) => `${host.model.minPowerLimitW.toFixed(2)} W` },
+  "power.max_limit": { unit: "W", value: ({ host }) => `${host.model.powerLimitW.toFixed(2)} W` },
+  "clocks.current.video": {
+    unit: "MHz",
+    value: ({ host, gpu }) => `${readingsOf(host.model, gpu.identity).videoClockMHz} MHz`,
+  },
+  "clocks.applications.graphics": { unit: "MHz", value: ({ host }) => `${host.model.maxGraphicsMHz} MHz` },
+  "clocks.applications.memory": { unit: "MHz", value: ({ host }) => `${host.model.maxMemoryMHz} MHz` },
+  "clocks.default_applications.graphics": { unit: "MHz", value: ({ host }) => `${host.model.maxGraphicsMHz} MHz` },
+  "clocks.default_applications.memory": { unit: "MHz", value: ({ host }) => `${host.model.maxMemoryMHz} MHz` },
+  "utilization.encoder": { unit: "%", value: migNotAvailable },
+  "utilization.decoder": { unit: "%", value: migNotAvailable },
+  "utilization.jpeg": { unit: "%", since: "550", value: migNotAvailable },
+  "utilization.ofa": { unit: "%", since: "550", value: migNotAvailable },
+  "encoder.stats.sessionCount": { value: () => "0" },
+  "encoder.stats.averageFps": { value: () => "0" },
+  "encoder.stats.averageLatency": { value: () => "0" },
+  "c2c.mode": {
+    since: "555",
+    value: ({ host }) => (host.model.architecture === "Blackwell" ? "Enabled" : notAvailable),
+  },
+  "fabric.state": { since: "550", value: ({ host }) => (host.model.nvswitchFabric ? "Completed" : notAvailable) },
+  "fabric.status": { since: "550", value: ({ host }) => (host.model.nvswitchFabric ? "Success" : notAvailable) },
+  "fabric.cliqueId": {
+    since: "550",
+    value: ({ host }) =>
+      host.rack !== undefined ? String(host.rack.cliqueId) : host.model.nvswitchFabric ? "0" : notAvailable,
+  },
+  "fabric.clusterUuid": {
+    since: "550",
+    value: ({ host }) =>
+      host.rack !== undefined
+        ? host.rack.clusterUuid
+        : host.model.nvswitchFabric
+          ? "00000000-0000-0000-0000-000000000000"
+          : notAvailable,
+  },
+  "retired_pages.single_bit_ecc.count": {
+    value: ({ host }) => (host.model.architecture === "Turing" ? "0" : notAvailable),
+  },
+  "retired_pages.double_bit.count": {
+    value: ({ host }) => (host.model.architecture === "Turing" ? "0" : notAvailable),
+  },
+  "retired_pages.pending": { value: ({ host }) => (host.model.architecture === "Turing" ? "No" : notAvailable) },
+  "remapped_rows.correctable": {
+    value: ({ host }) => (host.model.remappedRowsBanks === undefined ? notAvailable : "0"),
+  },
+  "remapped_rows.uncorrectable": {
+    value: ({ host }) => (host.model.remappedRowsBanks === undefined ? notAvailable : "0"),
+  },
+  "remapped_rows.pending": { value: ({ host }) => (host.model.remappedRowsBanks === undefined ? notAvailable : "No") },
+  "remapped_rows.failure": { value: ({ host }) => (host.model.remappedRowsBanks === undefined ? notAvailable : "No") },
+  "protected_memory.total": { unit: "MiB", value: () => "0 MiB" },
+  "protected_memory.used": { unit: "MiB", value: () => "0 MiB" },
+  "protected_memory.free": { unit: "MiB", value: () => "0 MiB" },
   timestamp: { value: ({ now }) => queryTimestamp(now) },
   driver_version: { value: ({ host }) => host.driver.version },
   count: { value: ({ host }) => String(host.gpus.length) },
@@ -82,12 +192,10 @@ const fields: Readonly<Record<string, QueryField>> = {
   "ecc.mode.pending": { value: ({ host }) => (host.model.ecc ? "Enabled" : notAvailable) },
   "temperature.gpu": { value: ({ host, gpu }) => String(readingsOf(host.model, gpu.identity).temperatureC) },
   "temperature.memory": {
-    value: ({ host, gpu }) =>
-      host.model.architecture === "Hopper" ||
-      host.model.architecture === "Blackwell" ||
-      host.model.architecture === "Ampere"
-        ? String(readingsOf(host.model, gpu.identity).memoryTemperatureC)
-        : "N/A",
+    value: (context) =>
+      hbmSensors(context)
+        ? String(readingsOf(context.host.model, context.gpu.identity).memoryTemperatureC)
+        : notAvailable,
   },
   "power.draw": {
     unit: "W",
@@ -134,6 +242,7 @@ const aliases: Readonly<Record<string, string>> = {
   "clocks.max.gr": "clocks.max.graphics",
   "clocks.max.mem": "clocks.max.memory",
   "power.draw.instant": "power.draw",
+  "clocks.video": "clocks.current.video",
 }
 
 export interface CsvFormat {
@@ -155,11 +264,11 @@ export const queryGpu = (
   format: CsvFormat,
   now: Date,
 ): QueryOutcome => {
-  const platformFields = featuresOf(host.driver.version).platformInfo
   const resolved: QueryField[] = []
   for (const name of requested) {
     const field = fields[aliases[name] ?? name]
-    if (field === undefined || (field.since === "570" && !platformFields)) return { invalidField: name }
+    if (field === undefined || (field.since !== undefined && !isAtLeast(host.driver.version, field.since)))
+      return { invalidField: name }
     resolved.push(field)
   }
   const lines: string[] = []

@@ -148,6 +148,31 @@ describe("nvidia-smi --query-gpu", () => {
 })
 
 describe("other invocations", () => {
+  it("prints the human-readable report with -q, one section per GPU", () => {
+    const host = hostOf("gb200-nvl72", "580")
+    const text = smi(host, "-q").stdout
+    const lines = text.split("\n")
+    expect(lines.slice(0, 3)).toEqual(["", "==============NVSMI LOG==============", ""])
+    const row = (label: string, value: string | undefined) => `${label.padEnd(55)}: ${value}`
+    expect(lines).toContain(row("Driver Version", host.driver.version))
+    for (const gpu of host.gpus) {
+      expect(lines).toContain(`GPU ${gpu.slot.pciBusId}`)
+      expect(lines).toContain(row("    GPU UUID", gpu.identity.uuid))
+    }
+    expect(lines).toContain(row("        Chassis Serial Number", host.rack?.chassisSerial))
+    expect(text).not.toContain("<")
+  })
+
+  it("knows the wider set of --query-gpu properties", () => {
+    const outcome = smi(
+      hostOf("h100-hgx", "570"),
+      "--query-gpu=clocks_event_reasons.active,temperature.gpu.tlimit,power.draw.average,fabric.state,remapped_rows.pending,c2c.mode",
+      "--format=csv,noheader",
+    )
+    expect(outcome.exitCode).toBe(0)
+    expect(outcome.stdout.split("\n")[0]).toMatch(/^0x0000000000000001, \d+, \d+\.\d\d W, Completed, No, \[N\/A\]$/)
+  })
+
   it("lists GPUs and MIG devices with -L", () => {
     const host = hostOf("a100-mig")
     const listing = smi(host, "-L").stdout

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest"
+import { CommandLineError, parseSimulatorCommand } from "../../src/sim/SimulatorCommandLine.ts"
+
+describe("the simulator's command line", () => {
+  it("turns flags into cluster options", () => {
+    expect(
+      parseSimulatorCommand([
+        "--nodes",
+        "2000",
+        "--exec-latency",
+        "200ms",
+        "--port",
+        "0",
+        "--kubeconfig",
+        "/tmp/x",
+        "--model-mix",
+        "h100-hgx=3,t4=1",
+        "--fault-throttle",
+        "0.01",
+        "--churn-pod-restarts",
+        "30",
+        "--bookmark-interval",
+        "5s",
+      ]),
+    ).toEqual({
+      help: false,
+      options: {
+        nodes: 2000,
+        port: 0,
+        kubeconfigPath: "/tmp/x",
+        execLatency: { kind: "fixed", ms: 200 },
+        modelMix: { "h100-hgx": 3, t4: 1 },
+        faults: { throttle: 0.01 },
+        churn: { podRestartsPerMinute: 30 },
+        bookmarkIntervalMs: 5000,
+      },
+    })
+  })
+
+  it.each([
+    [["--nodes", "-1"], /--nodes/],
+    [["--fault-exec-hang", "2"], /probability/],
+    [["--model-mix", "h200=1"], /unknown model "h200"/],
+    [["--exec-latency", "fast"], /--exec-latency/],
+    [["--verbose"], /Unknown option/],
+  ])("rejects %j", (argv, message) => {
+    expect(() => parseSimulatorCommand(argv)).toThrow(CommandLineError)
+    expect(() => parseSimulatorCommand(argv)).toThrow(message)
+  })
+})
