@@ -75,13 +75,7 @@ export const make = (
     })
     const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
-    // Set once the pod informer exists; a node event before that has no pod to wake.
-    let podsOnNode: (nodeName: string) => Effect.Effect<void> = () => Effect.void
-
     const nodes = yield* NodeInformer.start(api, tuning.informer, (change) => {
-      if (change._tag === "Added") {
-        return podsOnNode(change.object.key)
-      }
       if (change._tag !== "Deleted") {
         return Effect.void
       }
@@ -128,12 +122,6 @@ export const make = (
         }
       },
     )
-    podsOnNode = (nodeName) =>
-      Effect.forEach(
-        [...pods.values()].filter((pod) => pod.nodeName === nodeName && pod.ready),
-        (pod) => queue.add(pod.key),
-        { discard: true },
-      )
     const ready = Effect.all([nodes.synced, pods.synced], { discard: true })
     const isReady = () => nodes.isSynced() && pods.isSynced()
     yield* metrics.observeWorkQueueDepth(queue.depth)

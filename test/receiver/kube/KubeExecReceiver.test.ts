@@ -64,7 +64,26 @@ describe("kube_exec receiver: pods and nodes coming and going", () => {
     }),
   )
 
-  it.live("a pod that becomes ready later is read then, and an added node is read", () =>
+  it.live("a pod that is not ready is not read until it becomes ready", () =>
+    Effect.gen(function* () {
+      let unready = ""
+      const harness = yield* startHarness({
+        before: (cluster) => {
+          unready = cluster.nodeNames()[0] as string
+          cluster.setPodReady(unready, false)
+        },
+      })
+      const nodes = harness.cluster.nodeNames()
+      yield* eventually("the ready pods read", () => reads(harness).length >= nodes.length - 1)
+      yield* Effect.sleep("200 millis")
+      assert.isFalse(reads(harness).some((read) => read.node.name === unready))
+      assert.isFalse(harness.execs.some((exec) => exec.pod === harness.cluster.podOf(unready)))
+      harness.cluster.setPodReady(unready, true)
+      yield* eventually("the pod read once ready", () => reads(harness).some((read) => read.node.name === unready))
+    }),
+  )
+
+  it.live("a node added later is read once its pod is ready", () =>
     Effect.gen(function* () {
       const harness = yield* startHarness()
       const nodes = harness.cluster.nodeNames()
@@ -73,6 +92,7 @@ describe("kube_exec receiver: pods and nodes coming and going", () => {
       yield* eventually("a reading of the added node", () => reads(harness).some((read) => read.node.name === added))
       const readOfAdded = reads(harness).find((read) => read.node.name === added)
       assert.strictEqual(readOfAdded?.reading.gpus.length, harness.cluster.node(added)?.gpus.length)
+      assert.strictEqual(readOfAdded?.node.providerId, harness.cluster.node(added)?.providerId || undefined)
     }),
   )
 })
