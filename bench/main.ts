@@ -1,7 +1,16 @@
 import { cpus } from "node:os"
 import { parseBench } from "./ParseBench.ts"
+import { pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}, node ${process.versions.node}`
+const only = process.argv.slice(2)
+const wanted = (name: string): boolean => only.length === 0 || only.includes(name)
+
+const print = (lines: ReadonlyArray<string>): void => {
+  for (const line of lines) process.stdout.write(`${line}\n`)
+  process.stdout.write("\n")
+}
 
 process.stdout.write(`gpu-serials benchmarks on ${machine}\n\n`)
-for (const line of parseBench()) process.stdout.write(`${line}\n`)
+if (wanted("parse")) print(parseBench())
+if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario))

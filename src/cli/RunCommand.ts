@@ -3,6 +3,7 @@ import { builtinComponents } from "../component/BuiltinComponents.ts"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { serviceFlags } from "../config/Flags.ts"
 import { settingApplies } from "../config/SettingsReference.ts"
+import * as JsonLogger from "../log/JsonLogger.ts"
 import { runGpuSerialsService } from "../service/GpuSerialsService.ts"
 import { CliIo } from "./CliIo.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
@@ -48,17 +49,21 @@ export const serveWith = Effect.fn("serveWith")(function* (
   const io = yield* CliIo
   const refused = unsupported(loaded)
   if (refused !== undefined) return yield* reportInvalidConfig(refused)
-  if (loaded.config.kubeExec.nodeLabels.enabled) {
-    yield* Effect.logInfo("node labels are not written by this version").pipe(
-      Effect.annotateLogs({ setting: "LABELS_ENABLED" }),
-    )
-  }
-  return yield* runGpuSerialsService({
-    config: loaded.config,
-    exporters: loaded.exporters,
-    serviceVersion,
-    ...hooks,
-  }).pipe(
+  const labelsNotice = loaded.config.kubeExec.nodeLabels.enabled
+    ? Effect.logInfo("node labels are not written by this version").pipe(
+        Effect.annotateLogs({ setting: "LABELS_ENABLED" }),
+      )
+    : Effect.void
+  return yield* labelsNotice.pipe(
+    Effect.andThen(
+      runGpuSerialsService({
+        config: loaded.config,
+        exporters: loaded.exporters,
+        serviceVersion,
+        ...hooks,
+      }),
+    ),
+    Effect.provide(JsonLogger.layer({ level: loaded.config.telemetry.logLevel })),
     Effect.as(ExitCode.ok),
     Effect.catch((error) =>
       io.stderr(`gpu-serials: the service could not start: ${error.message}\n`).pipe(Effect.as(ExitCode.failure)),
