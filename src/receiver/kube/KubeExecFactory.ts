@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import type { ComponentFactory } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { sectionValidator } from "../../component/ConfigSection.ts"
@@ -21,7 +21,6 @@ import {
 } from "../../config/Settings.ts"
 import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
-import { loadKubeConfig } from "./KubeConfigSource.ts"
 import { defaultTuning, type KubeExecReceiver, type KubeExecTuning, make } from "./KubeExecReceiver.ts"
 
 /** A field checked by its setting's own rule, with the message the config loader gives. */
@@ -85,23 +84,20 @@ export const makeFactory = (tuning: KubeExecTuning = defaultTuning): KubeExecFac
   validate: (section) => validateSection(section ?? defaultKubeExecConfig),
   create: (config, settings) =>
     Effect.gen(function* () {
-      const { config: kubeConfig, origin } = yield* loadKubeConfig(config.kubeconfig).pipe(
-        Effect.mapError((error) => new ComponentStartError({ component: settings.id, message: error.message })),
-      )
-      const api = yield* KubeApi.make(
-        kubeConfig,
-        {
+      const context = yield* Layer.build(
+        KubeApi.layer({
+          kubeconfig: config.kubeconfig,
           qps: config.qps,
           burst: config.burst,
           requestTimeoutMs: defaultRequestTimeoutMs,
           execHandshakeTimeoutMs: defaultExecHandshakeTimeoutMs,
-        },
-        origin,
-      )
+        }),
+      ).pipe(Effect.mapError((error) => new ComponentStartError({ component: settings.id, message: error.message })))
+      const api = Context.get(context, KubeApi)
       yield* Effect.logInfo("kube_exec receiver starting").pipe(
         Effect.annotateLogs({
           receiver: settings.id,
-          kubeconfig: origin,
+          kubeconfig: api.origin,
           namespace: config.namespace,
           labelSelector: config.labelSelector,
           workers: config.workers,
