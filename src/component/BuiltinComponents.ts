@@ -1,8 +1,12 @@
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
+import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
+import { factory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
 import { type ComponentFactories, ComponentRegistry } from "./ComponentRegistry.ts"
 
 /** The factories this distribution ships; third-party exporters are loaded from the config. */
 export const builtinComponents: ComponentFactories = {
+  receivers: [kubeExecFactory],
+  processors: [inventoryFactory],
   exporters: [StdoutExporter.factory],
 }
 

@@ -123,7 +123,7 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
         case "FallBackToXml": {
           formats.set(node, outcome.remember)
           remembered = outcome.remember
-          yield* Effect.logInfo("nvidia-smi query field unknown to the driver, reading the node as XML").pipe(
+          yield* Effect.logDebug("nvidia-smi query field unknown to the driver, reading the node as XML").pipe(
             Effect.annotateLogs({ node, field: outcome.field }),
           )
           break
