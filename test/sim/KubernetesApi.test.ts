@@ -29,6 +29,7 @@ describe("the simulated cluster through @kubernetes/client-node", () => {
       execLatency: 0,
       podTimings: { startMs: 20, readyMs: 20, terminationMs: 20 },
       bookmarkIntervalMs: 100,
+      watchTimeoutSeconds: 1,
     })
     kubeConfig = new KubeConfig()
     kubeConfig.loadFromFile(cluster.kubeconfigPath)
@@ -186,6 +187,39 @@ describe("the simulated cluster through @kubernetes/client-node", () => {
       )
     } finally {
       resumed.stop()
+    }
+  })
+
+  it("makes an informer relist when its resourceVersion has been compacted away", async () => {
+    const namespace = cluster.namespace
+    let lists = 0
+    const informer = makeInformer<V1Pod>(
+      kubeConfig,
+      `/api/v1/namespaces/${namespace}/pods`,
+      () => {
+        lists++
+        return core.listNamespacedPod({ namespace, labelSelector: cluster.labelSelector })
+      },
+      cluster.labelSelector,
+    )
+    await informer.start()
+    try {
+      await eventually("the first list", () => lists === 1 && informer.list(namespace).length === 12)
+      await eventually("the informer's watch", () => cluster.stats().watchesOpen === 1)
+      expect(cluster.faults.stallWatches("pods")).toBe(1)
+      const nodeName = cluster.nodeNames()[7] ?? ""
+      const old = cluster.restartPod(nodeName)
+      await eventually(
+        "the replacement",
+        () => cluster.podOf(nodeName) !== undefined && cluster.podOf(nodeName) !== old,
+      )
+      cluster.compactHistory()
+      await eventually("a relist once the silent watch ended", () => lists >= 2)
+      await eventually("the cache to hold the replacement", () =>
+        informer.list(namespace).some((pod) => pod.metadata?.name === cluster.podOf(nodeName)),
+      )
+    } finally {
+      await informer.stop()
     }
   })
 

@@ -1,4 +1,7 @@
-/** A watch stream the server can cut: dropped (connection reset) or stalled (kept open, silent). */
+/**
+ * A watch stream the server can cut: dropped (connection reset) or stalled (kept open and silent until
+ * its timeout ends it, as when events stop flowing somewhere between the store and the client).
+ */
 export interface WatchConnection {
   readonly resource: string
   drop(): void

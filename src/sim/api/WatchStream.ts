@@ -148,11 +148,7 @@ export const serveWatch = (request: WatchRequest, response: ServerResponse, envi
       response.socket?.resetAndDestroy()
       response.destroy()
     },
-    stall: () => {
-      stopStreaming()
-      if (timeoutTimer !== undefined) clearTimeout(timeoutTimer)
-      timeoutTimer = undefined
-    },
+    stall: () => stopStreaming(),
   })
 }
 
