@@ -17,10 +17,11 @@ export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--
 
 Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU nodes
 whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on stdout
-as they arrive, logs on stderr, then a summary. The default fleet of 8 nodes has a GB200 NVL72 tray,
-H100 HGX, a MIG A100, T4 and L40S VMs, a bare-metal node without providerID and a node whose driver is
-broken. The kubeconfig path is printed, so kubectl can look at the cluster while the demo runs. The health
-server takes a free port unless --server-port or SERVER_PORT names one.
+as they arrive, logs on stderr, then a summary. The default fleet of 8 nodes has GB200 NVL72 trays (serials
+shared per module, one chassis), H100 HGX, a MIG A100, a T4 VM, a bare-metal RTX 4090 workstation
+without providerID or serial, and a node whose driver is broken. The kubeconfig path is printed, so
+kubectl can look at the cluster while the demo runs. The health server takes a free port unless
+--server-port or SERVER_PORT names one.
 
   --nodes N          GPU nodes (default 8)
   --duration D       how long to run, Go syntax (default 20s; 0 runs until Ctrl-C)
@@ -49,7 +50,7 @@ const demoModelMix: ModelMix = {
   "h100-hgx": 2,
   "a100-mig": 1,
   t4: 1,
-  l40s: 1,
+  rtx4090: 1,
   "broken-driver": 1,
 }
 

@@ -14,6 +14,7 @@ describe("gpu-serials demo", () => {
     )
     expect(run.stderr).toContain("demo summary after")
     expect(run.stderr).toMatch(/driver-not-loaded: 1 node/)
+    expect(records.some((record) => record.machine === "na" && record.gpu === "")).toBe(true)
   }, 30_000)
 
   it("rejects a bad demo option with exit code 2", () => {
