@@ -21,7 +21,8 @@ const problemsOf = (sections: ReadonlyArray<ExporterEntry>, baseDir = here) =>
 describe("ComponentRegistry", () => {
   it("knows the built-in types by kind", () => {
     assert.deepStrictEqual(registry.knownTypes("exporter"), ["stdout"])
-    assert.deepStrictEqual(registry.knownTypes("receiver"), [])
+    assert.deepStrictEqual(registry.knownTypes("receiver"), ["kube_exec"])
+    assert.deepStrictEqual(registry.knownTypes("processor"), ["inventory"])
     assert.isTrue(Option.isSome(registry.exporterFactory("stdout")))
     assert.isTrue(Option.isNone(registry.exporterFactory("kafka")))
   })
