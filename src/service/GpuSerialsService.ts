@@ -98,6 +98,8 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
     ),
   )
 
+  // Without leader election this replica is the only one, so it leads.
+  yield* metrics.leaderChanged(true)
   if (options.onListening !== undefined) yield* options.onListening(server.port)
   yield* Effect.logInfo("gpu-serials running").pipe(
     Effect.annotateLogs({
