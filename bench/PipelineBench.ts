@@ -1,6 +1,7 @@
 import { startSimulatedCluster } from "../src/sim/SimulatedCluster.ts"
+import { freePort } from "../src/telemetry/FreePort.ts"
 import { summarise } from "./Sampling.ts"
-import { cpuMillis, freePort, peakRssMegabytes, startServiceProcess, stopServiceProcess } from "./ServiceProcess.ts"
+import { cpuMillis, peakRssMegabytes, startServiceProcess, stopServiceProcess } from "./ServiceProcess.ts"
 
 export interface PipelineScenario {
   readonly nodes: number

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 
 const repositoryRoot = fileURLToPath(new URL("../", import.meta.url))
@@ -20,16 +19,6 @@ export const peakRssMegabytes = (pid: number): number => {
     .find((entry) => entry.startsWith("VmHWM:"))
   return Number(line?.replace(/\D+/g, "") ?? 0) / 1024
 }
-
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
 
 /** `gpu-serials run` as a separate process; `onRecord` sees each record line as it arrives on stdout. */
 export const startServiceProcess = (

@@ -1,8 +1,8 @@
-import { createServer } from "node:net"
 import { Clock, Effect, Fiber, Result } from "effect"
 import { parseGoDuration } from "../config/GoDuration.ts"
 import type { ModelMix } from "../sim/catalog/Fleet.ts"
 import { type SimulatedCluster, startSimulatedCluster } from "../sim/SimulatedCluster.ts"
+import { freePort } from "../telemetry/FreePort.ts"
 import { CliIo } from "./CliIo.ts"
 import { parseCommandLine } from "./CommandLine.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
@@ -125,16 +125,6 @@ const startCluster = (settings: DemoSettings) =>
     (cluster: SimulatedCluster) => Effect.promise(() => cluster.close()),
   )
 
-/** A port the demo's health server can take, so a demo never collides with a service on 8080. */
-const freePort = Effect.callback<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    server.close(() => resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 8080)))
-  })
-  server.once("error", () => resume(Effect.succeed(8080)))
-})
-
 /**
  * Splits the demo's own options from the setting flags; a setting flag's value must not be read as a
  * demo option, so the line is scanned once with the demo options known.
@@ -175,7 +165,7 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
         rest.some((argument) => argument.startsWith("--server-port")) || io.env.SERVER_PORT !== undefined
       const serviceArgs = [
         ...(rest.some((argument) => argument.startsWith("--cluster-name")) ? [] : ["--cluster-name", "demo"]),
-        ...(givesPort ? [] : ["--server-port", String(yield* freePort)]),
+        ...(givesPort ? [] : ["--server-port", String(yield* Effect.promise(freePort))]),
         "--kubeconfig",
         cluster.kubeconfigPath,
         ...rest,

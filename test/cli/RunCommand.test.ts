@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process"
-import { createServer } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { freePort } from "../../src/telemetry/FreePort.ts"
 import { gpuSerials, repositoryRoot } from "./GpuSerialsCli.ts"
 
 let cluster: SimulatedCluster | undefined
@@ -10,16 +10,6 @@ afterEach(async () => {
   await cluster?.close()
   cluster = undefined
 })
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
 
 interface Finished {
   readonly code: number | null

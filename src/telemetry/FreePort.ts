@@ -1,0 +1,14 @@
+import { createServer } from "node:net"
+
+/** A TCP port on 127.0.0.1 that nothing listens on now, for a health server that must not collide. */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port bound")),
+      )
+    })
+  })
