@@ -1,5 +1,4 @@
-import { Effect, Layer, Ref } from "effect"
-import type { InventoryChange } from "./InventoryChange.ts"
+import { Effect, Layer } from "effect"
 import { InventoryStore } from "./InventoryStore.ts"
 import type { KnownGpu } from "./KnownGpu.ts"
 
@@ -9,30 +8,25 @@ export interface MemoryInventoryStore {
   readonly current: Effect.Effect<ReadonlyArray<KnownGpu>>
 }
 
-const applied = (
-  held: ReadonlyMap<string, KnownGpu>,
-  changes: ReadonlyArray<InventoryChange>,
-): ReadonlyMap<string, KnownGpu> => {
-  const next = new Map(held)
-  for (const change of changes) {
-    if (change._tag === "Upsert") next.set(change.uuid, change.gpu)
-    else next.delete(change.uuid)
-  }
-  return next
-}
-
 /**
  * An inventory store in memory, starting with `initial`: it survives a restart of the processor
  * within one process, not of the process. Never fails.
  */
 export const make = (initial: ReadonlyArray<KnownGpu> = []): Effect.Effect<MemoryInventoryStore> =>
-  Effect.gen(function* () {
-    const held = yield* Ref.make<ReadonlyMap<string, KnownGpu>>(new Map(initial.map((gpu) => [gpu.uuid, gpu])))
-    const current = Ref.get(held).pipe(Effect.map((gpus) => [...gpus.values()]))
+  Effect.sync(() => {
+    // Updated in place: a batch is applied synchronously, and readers only ever get a copy of the values.
+    const held = new Map(initial.map((gpu) => [gpu.uuid, gpu]))
+    const current = Effect.sync(() => [...held.values()])
     const store = InventoryStore.of({
       kind: "memory",
       load: current,
-      apply: (changes) => Ref.update(held, (gpus) => applied(gpus, changes)),
+      apply: (changes) =>
+        Effect.sync(() => {
+          for (const change of changes) {
+            if (change._tag === "Upsert") held.set(change.uuid, change.gpu)
+            else held.delete(change.uuid)
+          }
+        }),
     })
     return { store, current }
   })
