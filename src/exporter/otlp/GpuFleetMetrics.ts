@@ -1,0 +1,97 @@
+import type { Resource } from "@opentelemetry/resources"
+import { type IMetricReader, MeterProvider, type MetricProducer, MetricReader } from "@opentelemetry/sdk-metrics"
+import { Duration, Effect, type Scope } from "effect"
+import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+
+export const gpuInfoMetric = "gpu_serials_gpu_info"
+export const gpusByNodeMetric = "gpu_serials_gpus"
+
+/** GPUs tracked at most; beyond it new GPUs are not reported (a fleet is far smaller). */
+const maxTrackedGpus = 100_000
+
+interface TrackedGpu {
+  readonly serial: string
+  readonly model: string
+  readonly node: string
+  readonly chassis: string
+}
+
+/** Exists only so the OTLP reader can read these instruments through `producer`. */
+class FleetCollection extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+/**
+ * The GPUs this exporter has seen, as metrics: `gpu_serials_gpu_info` (value 1 per GPU, attributes
+ * uuid, serial, model, node, chassis) and `gpu_serials_gpus` (count by model and node). Built from
+ * the events the exporter receives: `added`, `moved` and `observed` set a GPU, `removed` deletes it.
+ */
+export interface GpuFleetMetrics {
+  readonly record: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
+  /** The instruments, for a reader bound to another provider (`metricProducers`). */
+  readonly producer: MetricProducer
+}
+
+export interface GpuFleetMetricsOptions {
+  readonly resource: Resource
+  /** Readers of these instruments only (when the service has no meter of its own). */
+  readonly readers: ReadonlyArray<IMetricReader>
+  readonly shutdownTimeout: Duration.Duration
+}
+
+export const make = Effect.fnUntraced(function* (
+  options: GpuFleetMetricsOptions,
+): Effect.fn.Return<GpuFleetMetrics, never, Scope.Scope> {
+  const gpus = new Map<string, TrackedGpu>()
+  const collection = new FleetCollection()
+  const provider = yield* Effect.acquireRelease(
+    Effect.sync(() => new MeterProvider({ resource: options.resource, readers: [collection, ...options.readers] })),
+    (meterProvider) =>
+      Effect.tryPromise(() =>
+        meterProvider.shutdown({ timeoutMillis: Duration.toMillis(options.shutdownTimeout) }),
+      ).pipe(
+        Effect.timeoutOption(Duration.sum(options.shutdownTimeout, Duration.seconds(1))),
+        Effect.catch((error) =>
+          Effect.logWarning("GPU metrics did not shut down cleanly").pipe(
+            Effect.annotateLogs({ reason: error.message }),
+          ),
+        ),
+      ),
+  )
+  const meter = provider.getMeter("gpu-serials/otlp")
+  meter
+    .createObservableGauge(gpuInfoMetric, { description: "One per GPU known to the OTLP exporter; always 1." })
+    .addCallback((result) => {
+      for (const [uuid, gpu] of gpus) {
+        result.observe(1, { uuid, serial: gpu.serial, model: gpu.model, node: gpu.node, chassis: gpu.chassis })
+      }
+    })
+  meter
+    .createObservableGauge(gpusByNodeMetric, { description: "GPUs known to the OTLP exporter, by model and node." })
+    .addCallback((result) => {
+      const counts = new Map<string, { model: string; node: string; count: number }>()
+      for (const gpu of gpus.values()) {
+        const key = JSON.stringify([gpu.model, gpu.node])
+        const current = counts.get(key)
+        if (current === undefined) counts.set(key, { model: gpu.model, node: gpu.node, count: 1 })
+        else current.count += 1
+      }
+      for (const { model, node, count } of counts.values()) result.observe(count, { model, node })
+    })
+
+  const record = (events: ReadonlyArray<InventoryEvent>): Effect.Effect<void> =>
+    Effect.sync(() => {
+      for (const { record: gpu } of events) {
+        if (gpu.event === "removed") {
+          gpus.delete(gpu.uuid)
+          continue
+        }
+        if (gpus.size >= maxTrackedGpus && !gpus.has(gpu.uuid)) continue
+        gpus.set(gpu.uuid, { serial: gpu.gpu, model: gpu.product ?? "unknown", node: gpu.node, chassis: gpu.chassis })
+      }
+    })
+
+  const producer: MetricProducer = { collect: (collectOptions) => collection.collect(collectOptions) }
+  return { record, producer }
+})

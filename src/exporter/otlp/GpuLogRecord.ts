@@ -1,0 +1,59 @@
+import { type HrTime, SeverityNumber } from "@opentelemetry/api"
+import type { InstrumentationScope } from "@opentelemetry/core"
+import type { Resource } from "@opentelemetry/resources"
+import type { ReadableLogRecord } from "@opentelemetry/sdk-logs"
+import type { InventoryEvent, InventoryEventKind } from "../../domain/InventoryEvent.ts"
+import { gpuLogAttributes } from "./GpuLogAttributes.ts"
+
+/** `EventName` of a GPU event's log record. */
+export const gpuEventName = (kind: InventoryEventKind): string => `gpu.inventory.${kind}`
+
+/** A GPU leaving a node (`moved`, `removed`) is worth a look; the rest is routine. */
+const severityOf = (kind: InventoryEventKind): { readonly number: SeverityNumber; readonly text: string } =>
+  kind === "moved" || kind === "removed"
+    ? { number: SeverityNumber.WARN, text: "WARN" }
+    : { number: SeverityNumber.INFO, text: "INFO" }
+
+/** The readable line a log viewer shows: `GPU <serial> (<uuid>) added on <node>`. */
+export const gpuEventBody = (event: InventoryEvent): string => {
+  const { record } = event
+  const gpu = record.gpu === "" ? `GPU ${record.uuid}` : `GPU ${record.gpu} (${record.uuid})`
+  switch (record.event) {
+    case "moved":
+      return `${gpu} moved from ${record.previousNode ?? "an unknown node"} to ${record.node}`
+    case "removed":
+      return `${gpu} removed from ${record.node}`
+    default:
+      return `${gpu} ${record.event} on ${record.node}`
+  }
+}
+
+const hrTimeOfMillis = (millis: number): HrTime => {
+  const seconds = Math.floor(millis / 1000)
+  return [seconds, Math.round((millis - seconds * 1000) * 1_000_000)]
+}
+
+/** The instrumentation scope of every GPU log record; one object, as the serializers group by identity. */
+export const gpuInventoryScope: InstrumentationScope = { name: "gpu-serials/inventory" }
+
+/**
+ * One OTLP log record of one GPU event, built field by field as the serializers read them (an SDK
+ * record's fields are getters, so copying one by spreading would lose them). The record time is the
+ * reading's time; `observedMillis` is when the exporter took it.
+ */
+export const gpuLogRecord = (event: InventoryEvent, resource: Resource, observedMillis: number): ReadableLogRecord => {
+  const readingMillis = Date.parse(event.record.time)
+  const severity = severityOf(event.record.event)
+  return {
+    hrTime: hrTimeOfMillis(Number.isNaN(readingMillis) ? observedMillis : readingMillis),
+    hrTimeObserved: hrTimeOfMillis(observedMillis),
+    severityNumber: severity.number,
+    severityText: severity.text,
+    body: gpuEventBody(event),
+    eventName: gpuEventName(event.record.event),
+    resource,
+    instrumentationScope: gpuInventoryScope,
+    attributes: gpuLogAttributes(event),
+    droppedAttributesCount: 0,
+  }
+}

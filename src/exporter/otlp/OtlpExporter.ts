@@ -1,0 +1,74 @@
+import { resourceFromAttributes } from "@opentelemetry/resources"
+import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
+import { Duration, Effect, Option, Result } from "effect"
+import { decodeOtlpExporterConfig, type OtlpExporterConfig } from "../../config/OtlpExporterConfig.ts"
+import { ServiceMeter } from "../../telemetry/ServiceMeter.ts"
+import type { ExporterFactory } from "../Exporter.ts"
+import * as QueuedExporter from "../QueuedExporter.ts"
+import { defaultQueueSettings } from "../QueueSettings.ts"
+import * as OtlpLogsSink from "./OtlpLogsSink.ts"
+import * as OtlpMetricsPush from "./OtlpMetricsPush.ts"
+
+/** `<endpoint>/<path>`, whether or not the endpoint ends with a slash. */
+const signalUrl = (endpoint: string, path: string): string => `${endpoint.replace(/\/+$/, "")}/${path}`
+
+const shutdownTimeout = Duration.seconds(5)
+
+/**
+ * The `otlp` exporter factory: one OTLP log record per GPU event (the node as Resource) through the
+ * common bounded, retried queue, and, every `metricsInterval`, the service's metrics and the GPU fleet
+ * gauges pushed to the same receiver. The queue uses the default queue settings; a write's deadline
+ * covers one request's timeout.
+ */
+export const factory: ExporterFactory<OtlpExporterConfig> = {
+  kind: "exporter",
+  type: "otlp",
+  defaultConfig: Result.getOrThrow(decodeOtlpExporterConfig({})),
+  validate: decodeOtlpExporterConfig,
+  create: (config, settings) =>
+    Effect.gen(function* () {
+      const serviceMeter = yield* Effect.serviceOption(ServiceMeter)
+      const sharedInstanceId = Option.flatMap(serviceMeter, (meter) =>
+        Option.fromNullishOr(meter.resource.attributes[ATTR_SERVICE_INSTANCE_ID]),
+      )
+      const service = {
+        serviceName: config.serviceName,
+        serviceVersion: settings.serviceVersion,
+        serviceInstanceId: Option.isSome(sharedInstanceId) ? String(sharedInstanceId.value) : crypto.randomUUID(),
+        resourceAttributes: config.resourceAttributes,
+      }
+      const timeout = Duration.millis(config.timeoutMs)
+      const sink = OtlpLogsSink.make({
+        url: config.logsEndpoint ?? signalUrl(config.endpoint, "v1/logs"),
+        headers: config.headers,
+        protocol: config.protocol,
+        compression: config.compression,
+        timeout,
+        service,
+      })
+      const exporter = yield* QueuedExporter.make({
+        id: settings.id,
+        sink,
+        settings: { ...defaultQueueSettings, writeTimeout: Duration.max(defaultQueueSettings.writeTimeout, timeout) },
+        shutdownTimeout,
+      })
+      if (config.metricsIntervalMs === 0) return exporter
+      const fleet = yield* OtlpMetricsPush.start({
+        url: signalUrl(config.endpoint, "v1/metrics"),
+        headers: config.headers,
+        protocol: config.protocol,
+        compression: config.compression,
+        timeoutMs: config.timeoutMs,
+        intervalMs: config.metricsIntervalMs,
+        resource: resourceFromAttributes({
+          ...config.resourceAttributes,
+          [ATTR_SERVICE_NAME]: service.serviceName,
+          [ATTR_SERVICE_VERSION]: service.serviceVersion,
+          [ATTR_SERVICE_INSTANCE_ID]: service.serviceInstanceId,
+          "k8s.cluster.name": settings.clusterName,
+        }),
+        shutdownTimeout,
+      })
+      return { ...exporter, export: (events) => Effect.andThen(fleet.record(events), exporter.export(events)) }
+    }),
+}

@@ -1,0 +1,275 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Result } from "effect"
+import type { OtlpExporterConfig } from "../../../src/config/OtlpExporterConfig.ts"
+import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
+import type { Exporter } from "../../../src/exporter/Exporter.ts"
+import * as OtlpExporter from "../../../src/exporter/otlp/OtlpExporter.ts"
+import { ServiceMeter } from "../../../src/telemetry/ServiceMeter.ts"
+import { addedEvent, addedEvents } from "../InventoryEvents.ts"
+import { decodeJsonLogsRequest } from "./JsonLogsRequest.ts"
+import { type OtlpReceiver, startOtlpReceiver } from "./OtlpReceiver.ts"
+import { type DecodedResourceLogs, type DecodedValue, decodeLogsRequest } from "./ProtobufLogsRequest.ts"
+
+const settings = { id: "otlp", clusterName: "prod-eu", serviceVersion: "1.2.3" }
+
+const configFor = (receiver: OtlpReceiver, overrides: Partial<OtlpExporterConfig> = {}): OtlpExporterConfig => ({
+  ...OtlpExporter.factory.defaultConfig,
+  endpoint: receiver.url,
+  metricsIntervalMs: 0,
+  ...overrides,
+})
+
+/** Polls until `check` holds; the test's own timeout bounds the wait. */
+const eventually = <A>(read: Effect.Effect<A>, check: (value: A) => boolean): Effect.Effect<A> =>
+  Effect.gen(function* () {
+    for (;;) {
+      const value = yield* read
+      if (check(value)) return value
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
+const sentAll = (exporter: Exporter, count: number) => eventually(exporter.stats, (stats) => stats.sent === count)
+
+const logsOf = (receiver: OtlpReceiver): ReadonlyArray<DecodedResourceLogs> =>
+  receiver.accepted("/v1/logs").flatMap((request) => decodeLogsRequest(request.body))
+
+const str = (value: string): DecodedValue => ({ string: value })
+
+const movedEvent: InventoryEvent = {
+  record: {
+    ...addedEvent(7).record,
+    event: "moved",
+    node: "gpu-node-8",
+    machine: "i-0def",
+    chassis: "1821923000123",
+    moduleId: 3,
+    migMode: "Disabled",
+    previousNode: "gpu-node-7",
+    previousMachine: "i-0abc",
+    serialShared: true,
+  },
+  origin: { nodeUid: "uid-8", podNamespace: "gpu-operator", podName: "nvidia-device-plugin-8" },
+}
+
+describe("otlp exporter", () => {
+  it.live("sends one ResourceLogs per node with the node's resource attributes", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      const exporter = yield* OtlpExporter.factory.create(
+        configFor(receiver, {
+          resourceAttributes: { "deployment.environment.name": "prod", "service.name": "ignored" },
+        }),
+        settings,
+      )
+      const [a, b] = [addedEvent(1), addedEvent(2)]
+      yield* exporter.export([a, b, addedEvent(1)])
+      yield* sentAll(exporter, 3)
+
+      const resources = logsOf(receiver)
+      assert.strictEqual(receiver.accepted("/v1/logs").length, 1)
+      assert.strictEqual(resources.length, 2)
+      for (const [n, count] of [
+        [1, 2],
+        [2, 1],
+      ] as const) {
+        const logs = resources.find(
+          (candidate) =>
+            (candidate.resourceAttributes.get("k8s.node.name") as { string: string }).string === `gpu-node-${n}`,
+        )
+        assert.isDefined(logs)
+        assert.strictEqual(logs?.logRecords.length, count)
+        const attributes = Object.fromEntries(logs?.resourceAttributes ?? [])
+        assert.deepStrictEqual(attributes["service.name"], str("gpu-serials"))
+        assert.deepStrictEqual(attributes["service.version"], str("1.2.3"))
+        assert.isDefined(attributes["service.instance.id"])
+        assert.deepStrictEqual(attributes["k8s.cluster.name"], str("prod-eu"))
+        assert.deepStrictEqual(attributes["k8s.node.uid"], str(`uid-${n}`))
+        assert.deepStrictEqual(attributes["host.id"], str("i-0abc"))
+        assert.deepStrictEqual(attributes["cloud.provider"], str("aws"))
+        assert.deepStrictEqual(attributes["deployment.environment.name"], str("prod"))
+        assert.deepStrictEqual(logs?.scopeNames, ["gpu-serials/inventory"])
+      }
+      assert.strictEqual(receiver.requests[0]?.headers["content-type"], "application/x-protobuf")
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("names and types every record attribute as documented, with EventName, severity and body", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      const exporter = yield* OtlpExporter.factory.create(configFor(receiver), settings)
+      const removed: InventoryEvent = { ...addedEvent(3), record: { ...addedEvent(3).record, event: "removed" } }
+      yield* exporter.export([addedEvent(1), movedEvent, removed])
+      yield* sentAll(exporter, 3)
+
+      const records = logsOf(receiver).flatMap((logs) => logs.logRecords)
+      const added = records.find((record) => record.eventName === "gpu.inventory.added")
+      const moved = records.find((record) => record.eventName === "gpu.inventory.moved")
+      const gone = records.find((record) => record.eventName === "gpu.inventory.removed")
+      assert.deepStrictEqual(
+        [added?.severityNumber, added?.severityText, moved?.severityNumber, moved?.severityText, gone?.severityNumber],
+        [9, "INFO", 13, "WARN", 13],
+      )
+      const serial = addedEvent(1).record.gpu
+      const uuid = addedEvent(1).record.uuid
+      assert.deepStrictEqual(added?.body, str(`GPU ${serial} (${uuid}) added on gpu-node-1`))
+      assert.deepStrictEqual(added?.timeUnixNano, BigInt(Date.parse("2025-06-01T12:00:00.000Z")) * 1_000_000n)
+      assert.isTrue((added?.observedTimeUnixNano ?? 0n) > 0n)
+      assert.deepStrictEqual(Object.fromEntries(added?.attributes ?? []), {
+        "hw.id": str(uuid),
+        "hw.type": str("gpu"),
+        "hw.vendor": str("NVIDIA"),
+        "hw.model": str("NVIDIA H100 80GB HBM3"),
+        "hw.serial_number": str(serial),
+        "k8s.pod.name": str("nvidia-device-plugin-x2k9q"),
+        "k8s.namespace.name": str("gpu-operator"),
+        "nvidia.gpu.index": { int: 1n },
+        "nvidia.gpu.pci_bus_id": str("00000000:1B:00.0"),
+        "nvidia.gpu.driver_version": str("570.148.08"),
+        "nvidia.gpu.cuda_version": str("12.8"),
+        "nvidia.gpu.serial_shared": { bool: false },
+        "gpu_serials.event.id": str("id-1"),
+      })
+      const movedAttributes = Object.fromEntries(moved?.attributes ?? [])
+      assert.deepStrictEqual(movedAttributes["hw.parent"], str("1821923000123"))
+      assert.deepStrictEqual(movedAttributes["nvidia.gpu.module_id"], { int: 3n })
+      assert.deepStrictEqual(movedAttributes["nvidia.gpu.mig_mode"], str("Disabled"))
+      assert.deepStrictEqual(movedAttributes["nvidia.gpu.serial_shared"], { bool: true })
+      assert.deepStrictEqual(movedAttributes["gpu_serials.previous.k8s.node.name"], str("gpu-node-7"))
+      assert.deepStrictEqual(movedAttributes["gpu_serials.previous.host.id"], str("i-0abc"))
+      assert.deepStrictEqual(
+        moved?.body,
+        str(`GPU ${movedEvent.record.gpu} (${movedEvent.record.uuid}) moved from gpu-node-7 to gpu-node-8`),
+      )
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("sends OTLP/JSON when asked, with the same content", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      const exporter = yield* OtlpExporter.factory.create(configFor(receiver, { protocol: "http/json" }), settings)
+      yield* exporter.export([addedEvent(1), movedEvent])
+      yield* sentAll(exporter, 2)
+
+      const request = receiver.accepted("/v1/logs")[0]
+      assert.strictEqual(request?.headers["content-type"], "application/json")
+      const resources = decodeJsonLogsRequest(request?.body ?? new Uint8Array())
+      assert.strictEqual(resources.length, 2)
+      const moved = resources.flatMap((logs) => logs.logRecords).find((r) => r.eventName === "gpu.inventory.moved")
+      assert.strictEqual(moved?.severityText, "WARN")
+      assert.deepStrictEqual(moved?.attributes.get("nvidia.gpu.index"), { int: 7n })
+      assert.deepStrictEqual(moved?.attributes.get("hw.id"), str(movedEvent.record.uuid))
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("gzips the request when compression is gzip", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      const exporter = yield* OtlpExporter.factory.create(
+        configFor(receiver, { compression: "gzip", headers: { authorization: "Bearer t0ken" } }),
+        settings,
+      )
+      yield* exporter.export(addedEvents(5))
+      yield* sentAll(exporter, 5)
+
+      const request = receiver.accepted("/v1/logs")[0]
+      assert.strictEqual(request?.headers["content-encoding"], "gzip")
+      assert.strictEqual(request?.headers.authorization, "Bearer t0ken")
+      assert.strictEqual(logsOf(receiver).flatMap((logs) => logs.logRecords).length, 5)
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("retries after 503 with Retry-After and loses nothing once the receiver recovers", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      receiver.script([
+        { status: 503, headers: { "retry-after": "1" } },
+        { status: 429, headers: { "retry-after": "0" } },
+      ])
+      const exporter = yield* OtlpExporter.factory.create(configFor(receiver), settings)
+      const events = addedEvents(40)
+      yield* exporter.export(events)
+      const failing = yield* eventually(exporter.health, (health) => !health.healthy)
+      assert.include(failing.message ?? "", "503")
+      const stats = yield* sentAll(exporter, 40)
+
+      assert.strictEqual(stats.dropped, 0)
+      assert.isTrue(stats.retried >= 40)
+      const uuids = new Set(
+        logsOf(receiver).flatMap((logs) =>
+          logs.logRecords.map((record) => (record.attributes.get("hw.id") as { string: string }).string),
+        ),
+      )
+      assert.deepStrictEqual(uuids, new Set(events.map((event) => event.record.uuid)))
+      assert.deepStrictEqual(yield* exporter.health, { healthy: true })
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("drops a batch the receiver refuses for good, without retrying it", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      receiver.script([{ status: 400 }])
+      const exporter = yield* OtlpExporter.factory.create(configFor(receiver), settings)
+      yield* exporter.export(addedEvents(3))
+      const stats = yield* eventually(exporter.stats, (current) => current.dropped === 3)
+      assert.strictEqual(stats.retried, 0)
+      assert.strictEqual(receiver.requests.length, 1)
+      assert.include((yield* exporter.health).message ?? "", "400")
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("with the receiver down, holds at most the queue bound, counts drops and never blocks export", () =>
+    Effect.gen(function* () {
+      const down = yield* Effect.scoped(Effect.map(startOtlpReceiver, (receiver) => receiver.url))
+      const exporter = yield* OtlpExporter.factory.create(
+        { ...OtlpExporter.factory.defaultConfig, endpoint: down, metricsIntervalMs: 0 },
+        settings,
+      )
+      for (let round = 0; round < 3; round += 1) yield* exporter.export(addedEvents(6_000, round * 6_000))
+      const stats = yield* exporter.stats
+      assert.isAtMost(stats.queued, 10_000)
+      assert.isAtLeast(stats.dropped, 8_000)
+      assert.strictEqual(stats.sent, 0)
+      const health = yield* eventually(exporter.health, (current) => !current.healthy)
+      assert.include(health.message ?? "", "OTLP request failed")
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("pushes the service's metrics and the GPU fleet gauges over OTLP", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      const meter = yield* ServiceMeter
+      meter.meterProvider.getMeter("test").createCounter("gpu_serials_test_marker_total").add(1)
+      const exporter = yield* OtlpExporter.factory.create(configFor(receiver, { metricsIntervalMs: 100 }), settings)
+      const removed: InventoryEvent = { ...addedEvent(2), record: { ...addedEvent(2).record, event: "removed" } }
+      yield* exporter.export([addedEvent(1), addedEvent(2), removed])
+      const pushed = yield* eventually(
+        Effect.sync(() =>
+          receiver.accepted("/v1/metrics").map((request) => Buffer.from(request.body).toString("latin1")),
+        ),
+        (bodies) => bodies.some((body) => body.includes(addedEvent(1).record.uuid)),
+      )
+      const body = pushed.find((candidate) => candidate.includes(addedEvent(1).record.uuid)) ?? ""
+      assert.strictEqual(receiver.accepted("/v1/metrics")[0]?.headers["content-type"], "application/x-protobuf")
+      for (const expected of [
+        "gpu_serials_gpu_info",
+        "gpu_serials_gpus",
+        "gpu_serials_test_marker_total",
+        "gpu-node-1",
+      ]) {
+        assert.include(body, expected)
+      }
+      assert.notInclude(body, addedEvent(2).record.uuid)
+    }).pipe(Effect.scoped, Effect.provide(Layer.fresh(ServiceMeter.layer({ serviceVersion: "1.2.3" })))),
+  )
+
+  it("checks its section with the settings' rules", () => {
+    assert.isTrue(Result.isSuccess(OtlpExporter.factory.validate({ endpoint: "http://collector:4318" })))
+    const invalid = OtlpExporter.factory.validate({ endpoint: "collector:4318", protocol: "grpc" })
+    assert.isTrue(Result.isFailure(invalid))
+    assert.deepStrictEqual(Result.isFailure(invalid) ? invalid.failure.map((problem) => problem.key).sort() : [], [
+      "endpoint",
+      "protocol",
+    ])
+  })
+})
