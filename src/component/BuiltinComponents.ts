@@ -1,3 +1,4 @@
+import * as OtlpExporter from "../exporter/otlp/OtlpExporter.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
 import { factory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
@@ -7,7 +8,7 @@ import { type ComponentFactories, ComponentRegistry } from "./ComponentRegistry.
 export const builtinComponents: ComponentFactories = {
   receivers: [kubeExecFactory],
   processors: [inventoryFactory],
-  exporters: [StdoutExporter.factory],
+  exporters: [StdoutExporter.factory, OtlpExporter.factory],
 }
 
 /** The registry of the built-in factories. */
