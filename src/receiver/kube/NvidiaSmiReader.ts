@@ -52,14 +52,18 @@ class OutputHead {
     }
   }
 
+  private decoded: string | undefined
+
+  /** Decoded once, on first use: a successful XML run never needs it. */
   text(): string {
-    return new TextDecoder("utf-8").decode(Buffer.concat(this.chunks, this.kept))
+    this.decoded ??= new TextDecoder("utf-8").decode(Buffer.concat(this.chunks, this.kept))
+    return this.decoded
   }
 }
 
 interface Run {
   readonly exitCode: number
-  readonly stdoutHead: string
+  readonly stdoutHead: () => string
   readonly stderr: string
   /** Parses the whole output: ends the streaming XML parser, or reads the collected CSV. */
   readonly parse: () => Result.Result<NodeReading, NvsmiError>
@@ -89,12 +93,11 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
       },
       timeout: Duration.millis(Math.max(0, deadlineMillis - now)),
     })
-    const stdoutHead = head.text()
     const finished: Run = {
       exitCode: result.exitCode,
-      stdoutHead,
+      stdoutHead: () => head.text(),
       stderr: result.stderrHint,
-      parse: () => (xml === undefined ? parseCsvReading(stdoutHead) : xml.end()),
+      parse: () => (xml === undefined ? parseCsvReading(head.text()) : xml.end()),
     }
     return finished
   })
@@ -109,7 +112,9 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
         mode: options.mode,
         remembered,
         exitCode: finished.exitCode,
-        stdoutHead: finished.stdoutHead,
+        get stdoutHead() {
+          return finished.stdoutHead()
+        },
         stderr: finished.stderr,
       })
       switch (outcome._tag) {

@@ -76,6 +76,7 @@ export const runInPod = Effect.fnUntraced(function* (
 
       // A frame after the status frame (which ends both streams) is a broken session, not a crash.
       const broken = (error: Error) => {
+        if (Deferred.isDoneUnsafe(ended)) return
         Deferred.doneUnsafe(ended, Exit.fail(readFailure("exec-lost", `the exec stream broke: ${error.message}`)))
       }
       stdout.on("error", broken)
@@ -94,7 +95,9 @@ export const runInPod = Effect.fnUntraced(function* (
           },
         })
         .pipe(Effect.mapError(failureOfExec))
+      // Every session closes, most after their status frame: the failure is built only when it is one.
       const lost = () => {
+        if (Deferred.isDoneUnsafe(ended)) return
         Deferred.doneUnsafe(
           ended,
           Exit.fail(readFailure("exec-lost", "the exec session closed before the command's status")),
