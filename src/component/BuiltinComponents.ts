@@ -1,3 +1,4 @@
+import * as NatsExporter from "../exporter/nats/NatsExporter.ts"
 import * as OtlpExporter from "../exporter/otlp/OtlpExporter.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
@@ -8,7 +9,7 @@ import { type ComponentFactories, ComponentRegistry } from "./ComponentRegistry.
 export const builtinComponents: ComponentFactories = {
   receivers: [kubeExecFactory],
   processors: [inventoryFactory],
-  exporters: [StdoutExporter.factory, OtlpExporter.factory],
+  exporters: [StdoutExporter.factory, OtlpExporter.factory, NatsExporter.factory],
 }
 
 /** The registry of the built-in factories. */

@@ -1,0 +1,7 @@
+import { Schema } from "effect"
+
+/** A connection to NATS could not be made: servers unreachable, credentials unreadable or refused. */
+export class NatsConnectError extends Schema.TaggedError<NatsConnectError>()("NatsConnectError", {
+  servers: Schema.String,
+  message: Schema.String,
+}) {}

@@ -1,0 +1,127 @@
+import { readFile } from "node:fs/promises"
+import {
+  type Authenticator,
+  connect,
+  credsAuthenticator,
+  type NatsConnection,
+  type NodeConnectionOptions,
+  nkeyAuthenticator,
+  tokenAuthenticator,
+  usernamePasswordAuthenticator,
+} from "@nats-io/transport-node"
+import { Duration, Effect, type Scope } from "effect"
+import type { NatsAuth, NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
+import { NatsConnectError } from "./NatsConnectError.ts"
+
+/** The part of the `nats` section a connection needs. */
+export type NatsConnectionConfig = Pick<NatsExporterConfig, "servers" | "auth" | "tls">
+
+/** How long one connection attempt, a credentials read or a drain may take. */
+export const connectTimeout = Duration.seconds(10)
+
+/** Reconnection after a lost connection: forever, 1 s apart with up to 1 s of jitter (2 s over TLS). */
+const reconnect = {
+  maxReconnectAttempts: -1,
+  reconnectTimeWait: 1_000,
+  reconnectJitter: 1_000,
+  reconnectJitterTLS: 2_000,
+} as const
+
+const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+const serverList = (config: NatsConnectionConfig): string => config.servers.join(",")
+
+const authenticator = Effect.fnUntraced(function* (
+  auth: NatsAuth,
+  servers: string,
+): Effect.fn.Return<Authenticator | undefined, NatsConnectError> {
+  switch (auth.kind) {
+    case "none":
+      return undefined
+    case "token":
+      return tokenAuthenticator(auth.token)
+    case "userPassword":
+      return usernamePasswordAuthenticator(auth.user, auth.password)
+    case "nkey":
+      return nkeyAuthenticator(new TextEncoder().encode(auth.seed))
+    case "creds": {
+      const creds = yield* Effect.tryPromise({
+        try: (signal) => readFile(auth.credsFile, { signal }),
+        catch: (cause) =>
+          new NatsConnectError({
+            servers,
+            message: `cannot read credentials file ${auth.credsFile}: ${reason(cause)}`,
+          }),
+      }).pipe(
+        Effect.timeout(connectTimeout),
+        Effect.catchTag("TimeoutError", () =>
+          Effect.fail(new NatsConnectError({ servers, message: `reading ${auth.credsFile} timed out` })),
+        ),
+      )
+      return credsAuthenticator(new Uint8Array(creds))
+    }
+  }
+})
+
+/**
+ * The nats.js options of a connection named `name`: servers, TLS files, one authenticator, and
+ * reconnection forever with backoff and jitter once connected.
+ */
+export const connectionOptions = Effect.fnUntraced(function* (
+  config: NatsConnectionConfig,
+  name: string,
+): Effect.fn.Return<NodeConnectionOptions, NatsConnectError> {
+  const auth = yield* authenticator(config.auth, serverList(config))
+  const tls = config.tls
+  return {
+    servers: [...config.servers],
+    name,
+    ...reconnect,
+    timeout: Duration.toMillis(connectTimeout),
+    ...(auth === undefined ? {} : { authenticator: auth }),
+    ...(tls === undefined
+      ? {}
+      : {
+          tls: {
+            ...(tls.caFile === undefined ? {} : { caFile: tls.caFile }),
+            ...(tls.certFile === undefined ? {} : { certFile: tls.certFile }),
+            ...(tls.keyFile === undefined ? {} : { keyFile: tls.keyFile }),
+          },
+        }),
+  }
+})
+
+/** Drains a connection (pending messages flushed, subscriptions finished), closing it if that takes too long. */
+export const drain = (connection: NatsConnection): Effect.Effect<void> =>
+  connection.isClosed()
+    ? Effect.void
+    : Effect.tryPromise(() => connection.drain()).pipe(
+        Effect.timeout(connectTimeout),
+        Effect.catch(() => Effect.tryPromise(() => connection.close()).pipe(Effect.ignore)),
+      )
+
+/** One attempt to connect, under `connectTimeout`; the connection is not tied to any scope. */
+export const open = Effect.fnUntraced(function* (
+  config: NatsConnectionConfig,
+  name: string,
+): Effect.fn.Return<NatsConnection, NatsConnectError> {
+  const options = yield* connectionOptions(config, name)
+  const servers = serverList(config)
+  return yield* Effect.tryPromise({
+    try: () => connect(options),
+    catch: (cause) => new NatsConnectError({ servers, message: `cannot connect: ${reason(cause)}` }),
+  }).pipe(
+    Effect.timeout(Duration.sum(connectTimeout, Duration.seconds(1))),
+    Effect.catchTag("TimeoutError", () =>
+      Effect.fail(
+        new NatsConnectError({ servers, message: `no connection within ${Duration.format(connectTimeout)}` }),
+      ),
+    ),
+  )
+})
+
+/** A connection for the life of the scope, drained when the scope closes. */
+export const scoped = (
+  config: NatsConnectionConfig,
+  name: string,
+): Effect.Effect<NatsConnection, NatsConnectError, Scope.Scope> => Effect.acquireRelease(open(config, name), drain)

@@ -1,0 +1,31 @@
+import type { NatsConnection } from "@nats-io/transport-node"
+import { Effect } from "effect"
+import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import type { Sink, SinkError } from "../Sink.ts"
+import { natsMessage } from "./NatsMessage.ts"
+import { publishFailure } from "./NatsPublishFailure.ts"
+
+/**
+ * Core NATS: each event published as one message, then a flush, so a batch counts as written once
+ * the server has received it. Without a stream nothing is stored: subscribers present at that moment
+ * get the messages, others never do. The write deadline is the exporter's.
+ */
+export const make = (options: {
+  readonly connection: Effect.Effect<NatsConnection, SinkError>
+  readonly subjectPrefix: string
+}): Sink => ({
+  write: (events: ReadonlyArray<InventoryEvent>) =>
+    Effect.gen(function* () {
+      const connection = yield* options.connection
+      yield* Effect.try({
+        try: () => {
+          for (const event of events) {
+            const message = natsMessage(options.subjectPrefix, event)
+            connection.publish(message.subject, message.payload, { headers: message.headers })
+          }
+        },
+        catch: publishFailure,
+      })
+      yield* Effect.tryPromise({ try: () => connection.flush(), catch: publishFailure })
+    }),
+})

@@ -1,0 +1,86 @@
+import { jetstreamManager } from "@nats-io/jetstream"
+import type { NatsConnection } from "@nats-io/transport-node"
+import { Duration, Effect, Result } from "effect"
+import { decodeNatsExporterConfig, type NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
+import type { ExporterFactory } from "../Exporter.ts"
+import * as QueuedExporter from "../QueuedExporter.ts"
+import { defaultQueueSettings, type QueueSettings } from "../QueueSettings.ts"
+import * as NatsCoreSink from "./NatsCoreSink.ts"
+import * as NatsJetStreamSink from "./NatsJetStreamSink.ts"
+import * as NatsLink from "./NatsLink.ts"
+import { ensureStream } from "./NatsStream.ts"
+import { NatsStreamError } from "./NatsStreamError.ts"
+
+/** How long one JetStream publish waits for its ack before the batch is retried. */
+const ackTimeout = Duration.seconds(4)
+
+const shutdownTimeout = Duration.seconds(5)
+
+const managerTimeout = Duration.seconds(10)
+
+export interface NatsExporterOptions {
+  /** The buffer and retry settings; the default queue settings unless given. */
+  readonly queue?: QueueSettings
+}
+
+/** Creates or extends the stream on a new connection, when the exporter publishes to one. */
+const prepareStream =
+  (config: NatsExporterConfig) =>
+  (connection: NatsConnection): Effect.Effect<void, NatsStreamError> => {
+    const stream = config.stream
+    if (stream === undefined) return Effect.void
+    return Effect.tryPromise({
+      try: () => jetstreamManager(connection),
+      catch: (cause) =>
+        new NatsStreamError({ stream, message: cause instanceof Error ? cause.message : "JetStream unavailable" }),
+    }).pipe(
+      Effect.timeout(managerTimeout),
+      Effect.catchTag("TimeoutError", () =>
+        Effect.fail(new NatsStreamError({ stream, message: "JetStream did not answer" })),
+      ),
+      Effect.flatMap((manager) => ensureStream(manager, stream, config.subjectPrefix)),
+    )
+  }
+
+/**
+ * The `nats` exporter factory: one message per GPU event on `<prefix>.<cluster>.<node>.<event>`
+ * through the common bounded, retried queue; JetStream publish with acks and de-duplication when a
+ * stream is configured, core publish and flush otherwise. NATS being unreachable does not stop the
+ * start: records wait in the buffer (up to its size, drops counted beyond) and are written in order
+ * once the connection is made.
+ */
+export const makeFactory = (options: NatsExporterOptions = {}): ExporterFactory<NatsExporterConfig> => ({
+  kind: "exporter",
+  type: "nats",
+  defaultConfig: Result.getOrThrow(decodeNatsExporterConfig({})),
+  validate: decodeNatsExporterConfig,
+  create: (config, settings) =>
+    Effect.gen(function* () {
+      const link = yield* NatsLink.make({
+        config,
+        name: `gpu-serials ${settings.id} (${settings.clusterName})`,
+        prepare: prepareStream(config),
+      })
+      const sink =
+        config.stream === undefined
+          ? NatsCoreSink.make({ connection: link.connection, subjectPrefix: config.subjectPrefix })
+          : NatsJetStreamSink.make({
+              connection: link.connection,
+              subjectPrefix: config.subjectPrefix,
+              stream: config.stream,
+              ackTimeout,
+            })
+      const queue = options.queue ?? defaultQueueSettings
+      return yield* QueuedExporter.make({
+        id: settings.id,
+        sink,
+        settings: {
+          ...queue,
+          writeTimeout: Duration.max(queue.writeTimeout, Duration.sum(ackTimeout, Duration.seconds(1))),
+        },
+        shutdownTimeout,
+      })
+    }),
+})
+
+export const factory: ExporterFactory<NatsExporterConfig> = makeFactory()

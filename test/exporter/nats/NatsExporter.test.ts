@@ -1,0 +1,168 @@
+import { assert, describe, it } from "@effect/vitest"
+import { jetstreamManager } from "@nats-io/jetstream"
+import { connect, type Msg, type NatsConnection } from "@nats-io/transport-node"
+import { Duration, Effect } from "effect"
+import { afterAll, beforeAll } from "vitest"
+import type { NatsExporterConfig } from "../../../src/config/NatsExporterConfig.ts"
+import type { Exporter } from "../../../src/exporter/Exporter.ts"
+import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
+import { defaultQueueSettings } from "../../../src/exporter/QueueSettings.ts"
+import { addedEvent, addedEvents } from "../InventoryEvents.ts"
+import { type NatsServer, startNatsServer } from "./NatsServer.ts"
+
+let server: NatsServer
+let observer: NatsConnection
+
+beforeAll(async () => {
+  server = await startNatsServer()
+  observer = await connect({ servers: server.url })
+})
+
+afterAll(async () => {
+  await observer?.close()
+  await server?.dispose()
+})
+
+const settings = { clusterName: "prod-eu", serviceVersion: "0.1.0" }
+
+const configFor = (overrides: Partial<NatsExporterConfig> = {}): NatsExporterConfig => ({
+  ...NatsExporter.factory.defaultConfig,
+  servers: [server.url],
+  ...overrides,
+})
+
+const fastRetries = NatsExporter.makeFactory({
+  queue: {
+    ...defaultQueueSettings,
+    batchSize: 20,
+    retry: {
+      initialInterval: Duration.millis(100),
+      maxInterval: Duration.millis(500),
+      maxAttempts: 100,
+      maxElapsed: Duration.seconds(30),
+    },
+  },
+})
+
+const eventually = <A>(read: Effect.Effect<A>, check: (value: A) => boolean): Effect.Effect<A> =>
+  Effect.gen(function* () {
+    for (;;) {
+      const value = yield* read
+      if (check(value)) return value
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
+const sentAll = (exporter: Exporter, count: number) => eventually(exporter.stats, (stats) => stats.sent === count)
+
+/** The record ids of every message in `stream`, in stream order. */
+const streamIds = (stream: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.promise(async () => {
+    const manager = await jetstreamManager(observer)
+    const info = await manager.streams.info(stream)
+    const ids: Array<string> = []
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+      const message = await manager.streams.getMessage(stream, { seq })
+      ids.push(message?.header.get("Nats-Msg-Id") ?? "")
+    }
+    return ids
+  })
+
+describe("nats exporter", () => {
+  it.live("publishes each event on its subject with the record as payload and its id, schema and type as headers", () =>
+    Effect.gen(function* () {
+      const received: Array<Msg> = []
+      const subscription = observer.subscribe("core.>", {
+        callback: (_error, message) => {
+          received.push(message)
+        },
+      })
+      yield* Effect.promise(() => observer.flush())
+      const exporter = yield* fastRetries.create(configFor({ subjectPrefix: "core" }), { ...settings, id: "nats" })
+      const dotted = addedEvent(1)
+      const event = { ...dotted, record: { ...dotted.record, node: "ip-10-0-1-17.eu-west-1.compute.internal" } }
+      yield* exporter.export([event])
+      yield* sentAll(exporter, 1)
+      yield* eventually(
+        Effect.sync(() => received.length),
+        (count) => count === 1,
+      )
+      subscription.unsubscribe()
+      const message = received[0]
+      assert.isDefined(message)
+      if (message === undefined) return
+      assert.strictEqual(message.subject, "core.prod-eu.ip-10-0-1-17%2Eeu-west-1%2Ecompute%2Einternal.added")
+      assert.strictEqual(message.headers?.get("Nats-Msg-Id"), event.record.id)
+      assert.strictEqual(message.headers?.get("Gpu-Serials-Schema"), "gpu-serials/v1")
+      assert.strictEqual(message.headers?.get("Content-Type"), "application/json")
+      assert.deepStrictEqual(message.json(), event.record)
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("creates the stream and stores the same record once when it is published twice", () =>
+    Effect.gen(function* () {
+      const exporter = yield* fastRetries.create(configFor({ subjectPrefix: "dedupe", stream: "DEDUPE" }), {
+        ...settings,
+        id: "nats",
+      })
+      const events = addedEvents(3)
+      yield* exporter.export(events)
+      yield* exporter.export([events[0] ?? addedEvent(0)])
+      yield* exporter.export(events)
+      yield* sentAll(exporter, 7)
+      const ids = yield* streamIds("DEDUPE")
+      assert.deepStrictEqual(
+        ids,
+        events.map((event) => event.record.id),
+      )
+      const manager = yield* Effect.promise(() => jetstreamManager(observer))
+      const info = yield* Effect.promise(() => manager.streams.info("DEDUPE"))
+      assert.deepStrictEqual(info.config.subjects, ["dedupe.>"])
+      assert.strictEqual(info.config.duplicate_window, 120_000_000_000)
+    }).pipe(Effect.scoped),
+  )
+
+  it.live(
+    "stores every event exactly once when the server is killed and restarted in the middle",
+    () =>
+      Effect.gen(function* () {
+        const exporter = yield* fastRetries.create(configFor({ subjectPrefix: "outage", stream: "OUTAGE" }), {
+          ...settings,
+          id: "nats",
+        })
+        const events = addedEvents(300)
+        yield* exporter.export(events.slice(0, 100))
+        yield* sentAll(exporter, 100)
+        yield* exporter.export(events.slice(100, 150))
+        yield* Effect.promise(() => server.stop())
+        yield* exporter.export(events.slice(150, 250))
+        yield* Effect.sleep("500 millis")
+        const during = yield* exporter.stats
+        assert.isTrue(during.sent < 300)
+        yield* Effect.promise(() => server.restart())
+        yield* exporter.export(events.slice(250))
+        yield* sentAll(exporter, 300)
+        const ids = yield* streamIds("OUTAGE")
+        assert.strictEqual(ids.length, 300)
+        assert.deepStrictEqual([...ids].sort(), events.map((event) => event.record.id).sort())
+        assert.strictEqual((yield* exporter.stats).dropped, 0)
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 },
+  )
+
+  it.live("starts while NATS is unreachable and counts drops beyond its buffer", () =>
+    Effect.gen(function* () {
+      const factory = NatsExporter.makeFactory({ queue: { ...defaultQueueSettings, queueSize: 10, batchSize: 5 } })
+      const exporter = yield* factory.create(configFor({ servers: ["nats://127.0.0.1:1"] }), {
+        ...settings,
+        id: "nats",
+      })
+      yield* exporter.export(addedEvents(15))
+      const stats = yield* exporter.stats
+      assert.strictEqual(stats.dropped, 5)
+      assert.strictEqual(stats.sent, 0)
+      const health = yield* eventually(exporter.health, (current) => !current.healthy)
+      assert.match(health.message ?? "", /not connected/)
+    }).pipe(Effect.scoped, Effect.timeout("20 seconds")),
+  )
+})

@@ -1,0 +1,80 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const listening = /Listening for client connections on [^\s:]+:(\d+)/
+
+/** A nats-server with JetStream on a random port, its store in a temporary folder. */
+export interface NatsServer {
+  readonly url: string
+  readonly port: number
+  /** Stops the server (SIGTERM) and waits for it to exit. */
+  readonly stop: () => Promise<void>
+  /** Starts a new server process on the same port and store. */
+  readonly restart: () => Promise<void>
+  /** Stops the server and removes its store. */
+  readonly dispose: () => Promise<void>
+}
+
+const launch = (storeDir: string, port: number): Promise<{ process: ChildProcess; port: number }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn("/usr/sbin/nats-server", ["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", String(port)], {
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    let log = ""
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`nats-server did not start within 10s:\n${log}`))
+    }, 10_000)
+    const onLog = (chunk: Buffer) => {
+      log += chunk.toString("utf8")
+      const match = listening.exec(log)
+      if (match?.[1] !== undefined && log.includes("Server is ready")) {
+        clearTimeout(timer)
+        child.stderr?.off("data", onLog)
+        child.stdout?.off("data", onLog)
+        child.stderr?.resume()
+        child.stdout?.resume()
+        resolve({ process: child, port: Number(match[1]) })
+      }
+    }
+    child.stderr?.on("data", onLog)
+    child.stdout?.on("data", onLog)
+    child.once("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+  })
+
+const terminate = (child: ChildProcess): Promise<void> =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => {
+        const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
+        child.once("exit", () => {
+          clearTimeout(timer)
+          resolve()
+        })
+        child.kill("SIGTERM")
+      })
+
+/** Starts `/usr/sbin/nats-server -js -sd <tmp> -a 127.0.0.1 -p -1` and reads its port from the log. */
+export const startNatsServer = async (): Promise<NatsServer> => {
+  const storeDir = mkdtempSync(join(tmpdir(), "gpu-serials-nats-"))
+  let current = await launch(storeDir, -1)
+  const port = current.port
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    stop: () => terminate(current.process),
+    restart: async () => {
+      await terminate(current.process)
+      current = await launch(storeDir, port)
+    },
+    dispose: async () => {
+      await terminate(current.process)
+      rmSync(storeDir, { recursive: true, force: true })
+    },
+  }
+}
