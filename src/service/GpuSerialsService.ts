@@ -3,6 +3,7 @@ import type { ConfiguredExporter } from "../component/ComponentRegistry.ts"
 import type { ServiceConfig } from "../config/ServiceConfig.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
 import { ExporterFanout } from "../exporter/ExporterFanout.ts"
+import * as NatsKvInventoryStore from "../exporter/nats/NatsKvInventoryStore.ts"
 import { InventoryProcessor } from "../processor/inventory/InventoryProcessor.ts"
 import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
 import { makeFactory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
@@ -64,7 +65,16 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
     Effect.forkScoped,
   )
 
-  const store = yield* MemoryInventoryStore.make()
+  // A nats exporter's KV bucket of current locations is the inventory's durable store; memory otherwise.
+  const natsStore = NatsKvInventoryStore.storeConfigOf(options.exporters)
+  const store =
+    natsStore === undefined
+      ? (yield* MemoryInventoryStore.make()).store
+      : yield* NatsKvInventoryStore.scoped({
+          config: natsStore,
+          cluster: config.clusterName,
+          name: `gpu-serials inventory (${config.clusterName})`,
+        })
   const inventory = yield* InventoryProcessor.make({
     settings: {
       cluster: config.clusterName,
@@ -72,7 +82,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
       removalGraceMs: config.inventory.removalGraceMs,
     },
     sink: fanout.export,
-    store: store.store,
+    store,
   })
   yield* readiness.register("inventory", inventory.health)
 

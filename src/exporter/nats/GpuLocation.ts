@@ -1,0 +1,128 @@
+import { Option, Schema } from "effect"
+import { chassisOf, type KnownGpu } from "../../processor/inventory/KnownGpu.ts"
+
+/** Where a GPU is now, as the KV bucket keeps it under its uuid and under its serial. */
+export const GpuLocation = Schema.Struct({
+  uuid: Schema.String,
+  /** Empty when the GPU reports no serial. */
+  serial: Schema.String,
+  cluster: Schema.String,
+  node: Schema.String,
+  machine: Schema.String,
+  /** Empty when the GPU has no chassis. */
+  chassis: Schema.String,
+  /** RFC 3339 time the GPU was first seen at this node and machine. */
+  since: Schema.String,
+  /** RFC 3339 time of the last reading that reported the GPU. */
+  lastSeen: Schema.String,
+})
+export type GpuLocation = typeof GpuLocation.Type
+
+const optionalString = Schema.optionalKey(Schema.String)
+
+const GpuFields = Schema.Struct({
+  index: Schema.Number,
+  uuid: Schema.String,
+  serial: optionalString,
+  product: optionalString,
+  pciBusId: optionalString,
+  moduleId: Schema.optionalKey(Schema.Number),
+  migMode: optionalString,
+  platform: Schema.optionalKey(
+    Schema.Struct({
+      chassisSerial: optionalString,
+      slotNumber: optionalString,
+      trayIndex: optionalString,
+      hostId: optionalString,
+      peerType: optionalString,
+      fabricGuid: optionalString,
+    }),
+  ),
+})
+
+/**
+ * The value under `uuid.<uuid>`: the location plus what the inventory needs to carry on after a
+ * restart (the GPU as last read, the pod that read it, versions, and its report times).
+ */
+export const LocatedGpu = Schema.Struct({
+  ...GpuLocation.fields,
+  nodeUid: optionalString,
+  providerId: optionalString,
+  pod: Schema.Struct({ namespace: Schema.String, name: Schema.String }),
+  gpu: GpuFields,
+  driverVersion: optionalString,
+  cudaVersion: optionalString,
+  serialShared: Schema.Boolean,
+  firstSeen: Schema.String,
+  lastReported: Schema.String,
+})
+export type LocatedGpu = typeof LocatedGpu.Type
+
+const decodeLocated = Schema.decodeUnknownOption(Schema.fromJsonString(LocatedGpu))
+const decodeLocation = Schema.decodeUnknownOption(Schema.fromJsonString(GpuLocation))
+
+/** A `uuid.` entry's JSON; absent when it is not one. */
+export const parseLocatedGpu = (json: string): LocatedGpu | undefined => Option.getOrUndefined(decodeLocated(json))
+
+/** A location entry's JSON (either key kind); absent when it is not one. */
+export const parseGpuLocation = (json: string): GpuLocation | undefined => Option.getOrUndefined(decodeLocation(json))
+
+/** The location part of an entry, as the `serial.` key keeps it. */
+export const locationOf = (located: LocatedGpu): GpuLocation => ({
+  uuid: located.uuid,
+  serial: located.serial,
+  cluster: located.cluster,
+  node: located.node,
+  machine: located.machine,
+  chassis: located.chassis,
+  since: located.since,
+  lastSeen: located.lastSeen,
+})
+
+/**
+ * A known GPU as its `uuid.` entry in `cluster`; `since` is kept from the previous entry when the GPU
+ * is still at the same node and machine, else it is the time of the reading that found it there.
+ */
+export const locatedGpu = (known: KnownGpu, cluster: string, previous: LocatedGpu | undefined): LocatedGpu => {
+  const stayed =
+    previous !== undefined &&
+    previous.cluster === cluster &&
+    previous.node === known.node &&
+    previous.machine === known.machine
+  return {
+    uuid: known.uuid,
+    serial: known.gpu.serial ?? "",
+    cluster,
+    node: known.node,
+    machine: known.machine,
+    chassis: chassisOf(known),
+    since: stayed ? previous.since : known.lastSeen.toISOString(),
+    lastSeen: known.lastSeen.toISOString(),
+    ...(known.nodeUid === undefined ? {} : { nodeUid: known.nodeUid }),
+    ...(known.providerId === undefined ? {} : { providerId: known.providerId }),
+    pod: { namespace: known.pod.namespace, name: known.pod.name },
+    gpu: known.gpu,
+    ...(known.driverVersion === undefined ? {} : { driverVersion: known.driverVersion }),
+    ...(known.cudaVersion === undefined ? {} : { cudaVersion: known.cudaVersion }),
+    serialShared: known.serialShared,
+    firstSeen: known.firstSeen.toISOString(),
+    lastReported: known.lastReported.toISOString(),
+  }
+}
+
+/** The known GPU an entry stands for, as the inventory loads it. */
+export const knownGpuOf = (located: LocatedGpu): KnownGpu => ({
+  uuid: located.uuid,
+  node: located.node,
+  ...(located.nodeUid === undefined ? {} : { nodeUid: located.nodeUid }),
+  ...(located.providerId === undefined ? {} : { providerId: located.providerId }),
+  machine: located.machine,
+  pod: located.pod,
+  gpu: located.gpu,
+  ...(located.driverVersion === undefined ? {} : { driverVersion: located.driverVersion }),
+  ...(located.cudaVersion === undefined ? {} : { cudaVersion: located.cudaVersion }),
+  serialShared: located.serialShared,
+  firstSeen: new Date(located.firstSeen),
+  lastSeen: new Date(located.lastSeen),
+  lastReported: new Date(located.lastReported),
+})

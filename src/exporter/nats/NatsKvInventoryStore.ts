@@ -1,0 +1,165 @@
+import type { KV } from "@nats-io/kv"
+import type { NatsConnection } from "@nats-io/transport-node"
+import { Duration, Effect, Predicate, Schedule, type Scope } from "effect"
+import { ComponentStartError } from "../../component/ComponentStartError.ts"
+import type { NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
+import type { InventoryChange } from "../../processor/inventory/InventoryChange.ts"
+import { InventoryStore, InventoryStoreError } from "../../processor/inventory/InventoryStore.ts"
+import type { KnownGpu } from "../../processor/inventory/KnownGpu.ts"
+import { knownGpuOf, type LocatedGpu, locatedGpu, locationOf, parseLocatedGpu } from "./GpuLocation.ts"
+import { currentValues, type GpuLocationBucketError, kvCall, openBucket } from "./GpuLocationBucket.ts"
+import { serialKey, uuidKey, uuidKeys } from "./GpuLocationKey.ts"
+import { scoped as scopedConnection } from "./NatsConnection.ts"
+
+const kind = "nats-kv"
+
+const storeError = (operation: "load" | "apply") => (error: GpuLocationBucketError) =>
+  new InventoryStoreError({ store: kind, operation, message: error.message, conflict: error.conflict })
+
+/**
+ * The inventory's durable store in a NATS KV bucket of current locations: `uuid.<uuid>` holds where
+ * a GPU of `cluster` is and what the inventory knows of it, `serial.<serial>.<uuid>` its location by
+ * serial. Every write is a compare-and-set against the revision this store last loaded or wrote;
+ * when another writer (a replica, a restarted process) moved a key on, the store reads the key's
+ * revision again and fails the batch with `conflict`, and the processor writes the batch again.
+ */
+export const make = Effect.fnUntraced(function* (options: {
+  readonly connection: NatsConnection
+  readonly bucket: string
+  readonly cluster: string
+}): Effect.fn.Return<InventoryStore["Service"], InventoryStoreError> {
+  const { bucket, cluster } = options
+  const kv: KV = yield* openBucket(options.connection, bucket).pipe(Effect.mapError(storeError("load")))
+  /** Revision of each key as this store last read or wrote it; absent: the key was never seen. */
+  const revisions = new Map<string, number>()
+  /** The entries of this cluster's GPUs as last loaded or written. */
+  const entries = new Map<string, LocatedGpu>()
+
+  /** After a lost compare-and-set: the key's current revision, to write against next time. */
+  const refresh = (key: string) =>
+    kvCall(bucket, `get ${key}`, () => kv.get(key)).pipe(
+      Effect.map((entry) => (entry === null ? void revisions.delete(key) : void revisions.set(key, entry.revision))),
+    )
+
+  const compareAndSet = (key: string, value: string) =>
+    Effect.suspend(() => {
+      const revision = revisions.get(key)
+      return kvCall(bucket, `write ${key}`, () =>
+        revision === undefined ? kv.create(key, value) : kv.update(key, value, revision),
+      )
+    }).pipe(
+      Effect.tap((revision) => Effect.sync(() => revisions.set(key, revision))),
+      Effect.tapError((error) => (error.conflict ? refresh(key).pipe(Effect.ignore) : Effect.void)),
+    )
+
+  const compareAndDelete = (key: string) =>
+    Effect.suspend(() => {
+      const revision = revisions.get(key)
+      if (revision === undefined) return Effect.void
+      return kvCall(bucket, `delete ${key}`, () => kv.delete(key, { previousSeq: revision })).pipe(
+        Effect.tap(() => Effect.sync(() => revisions.delete(key))),
+        Effect.tapError((error) => (error.conflict ? refresh(key).pipe(Effect.ignore) : Effect.void)),
+      )
+    })
+
+  const upsert = Effect.fnUntraced(function* (known: KnownGpu) {
+    const previous = entries.get(known.uuid)
+    const located = locatedGpu(known, cluster, previous)
+    yield* compareAndSet(uuidKey(known.uuid), JSON.stringify(located)).pipe(
+      // The writer that got there first moved the serial key on as well.
+      Effect.tapError((error) =>
+        error.conflict && located.serial !== ""
+          ? refresh(serialKey(located.serial, known.uuid)).pipe(Effect.ignore)
+          : Effect.void,
+      ),
+    )
+    entries.set(known.uuid, located)
+    if (previous !== undefined && previous.serial !== "" && previous.serial !== located.serial) {
+      yield* compareAndDelete(serialKey(previous.serial, known.uuid))
+    }
+    if (located.serial !== "") {
+      yield* compareAndSet(serialKey(located.serial, known.uuid), JSON.stringify(locationOf(located)))
+    }
+  })
+
+  const remove = Effect.fnUntraced(function* (uuid: string) {
+    const previous = entries.get(uuid)
+    yield* compareAndDelete(uuidKey(uuid))
+    entries.delete(uuid)
+    if (previous !== undefined && previous.serial !== "") yield* compareAndDelete(serialKey(previous.serial, uuid))
+  })
+
+  const applyChange = (change: InventoryChange) => (change._tag === "Upsert" ? upsert(change.gpu) : remove(change.uuid))
+
+  const load = Effect.gen(function* () {
+    const found = yield* currentValues(kv, bucket, uuidKeys)
+    const serials = yield* currentValues(kv, bucket, "serial.>")
+    for (const entry of [...found, ...serials]) revisions.set(entry.key, entry.revision)
+    const known: Array<KnownGpu> = []
+    for (const entry of found) {
+      const located = parseLocatedGpu(entry.value)
+      if (located === undefined || located.cluster !== cluster) continue
+      entries.set(located.uuid, located)
+      known.push(knownGpuOf(located))
+    }
+    return known
+  }).pipe(Effect.mapError(storeError("load")))
+
+  return InventoryStore.of({
+    kind,
+    load,
+    apply: (changes) =>
+      Effect.forEach(changes, applyChange, { discard: true }).pipe(Effect.mapError(storeError("apply"))),
+  })
+})
+
+/** Connection attempts at start: 5, exponential from 1 s with jitter, at most 10 s apart. */
+const startSchedule = Schedule.exponential(Duration.seconds(1)).pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(10)))),
+  Schedule.upTo({ times: 4 }),
+)
+
+/**
+ * The store over a connection of its own, drained when the scope closes. Without its durable
+ * source the inventory would announce the whole fleet as `added`, so failing to reach NATS at start
+ * (after a few attempts) fails the start.
+ */
+export const scoped = Effect.fnUntraced(function* (options: {
+  readonly config: Pick<NatsExporterConfig, "servers" | "auth" | "tls" | "kvBucket">
+  readonly cluster: string
+  readonly name: string
+}): Effect.fn.Return<InventoryStore["Service"], ComponentStartError, Scope.Scope> {
+  const bucket = options.config.kvBucket
+  const startFailure = (error: { readonly message: string }) =>
+    new ComponentStartError({
+      component: "inventory",
+      message: `cannot open the NATS KV bucket ${bucket}: ${error.message}`,
+    })
+  const connection = yield* scopedConnection(options.config, options.name).pipe(
+    Effect.retry(startSchedule),
+    Effect.mapError(startFailure),
+  )
+  return yield* make({ connection, bucket, cluster: options.cluster }).pipe(
+    Effect.retry(startSchedule),
+    Effect.mapError(startFailure),
+  )
+})
+
+const isNatsExporterConfig = (config: unknown): config is NatsExporterConfig =>
+  Predicate.hasProperty(config, "servers") &&
+  Array.isArray(config.servers) &&
+  Predicate.hasProperty(config, "kvBucket") &&
+  Predicate.isString(config.kvBucket) &&
+  Predicate.hasProperty(config, "auth") &&
+  Predicate.isObject(config.auth)
+
+/** The config of the first `nats` exporter of a pipeline: its KV bucket is the inventory's store. */
+export const storeConfigOf = (
+  exporters: ReadonlyArray<{ readonly type: string; readonly config: unknown }>,
+): NatsExporterConfig | undefined => {
+  for (const exporter of exporters) {
+    if (exporter.type === "nats" && isNatsExporterConfig(exporter.config)) return exporter.config
+  }
+  return undefined
+}
