@@ -27,7 +27,12 @@ export const startServiceProcess = (
 ): ChildProcess => {
   const child = spawn(process.execPath, ["bin/gpu-serials.ts", "run", ...args], {
     cwd: repositoryRoot,
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn" },
+    // NODE_OPTIONS passes through, so V8 heap settings can be compared (e.g. --max-old-space-size=256).
+    env: {
+      PATH: process.env.PATH ?? "",
+      LOG_LEVEL: "warn",
+      ...(process.env.NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.NODE_OPTIONS }),
+    },
     stdio: ["ignore", "pipe", "inherit"],
   })
   let pending = ""
