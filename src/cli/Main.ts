@@ -6,8 +6,10 @@ import { demoCommand, demoUsage } from "./DemoCommand.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { parseCommand, parseUsage } from "./ParseCommand.ts"
 import { runCommand, runUsage } from "./RunCommand.ts"
+import { tailCommand, tailUsage } from "./TailCommand.ts"
 import { usageFailure } from "./UsageFailure.ts"
 import { serviceVersion } from "./Version.ts"
+import { whereCommand, whereUsage } from "./WhereCommand.ts"
 
 export const mainUsage = `gpu-serials ${serviceVersion}: where every physical GPU of a Kubernetes cluster is.
 
@@ -19,6 +21,8 @@ Commands:
   parse [FILE|-]    turn an nvidia-smi capture (-q -x XML or --query-gpu CSV) into GPU records
   config validate   check the configuration (file, environment, flags) and report every problem
   config print      print the effective configuration, secrets redacted
+  where SERIAL|UUID print where a GPU is now, from the NATS KV bucket of current locations
+  tail              print the inventory events published on NATS as they arrive
   version           print the version
 
 'gpu-serials COMMAND --help' describes a command. Exit codes: 0 ok, 1 runtime failure, 2 usage or
@@ -30,6 +34,8 @@ const usages: Readonly<Record<string, string>> = {
   demo: demoUsage,
   parse: parseUsage,
   config: configUsage,
+  where: whereUsage,
+  tail: tailUsage,
 }
 
 const wantsHelp = (argv: ReadonlyArray<string>): boolean => argv.includes("--help") || argv.includes("-h")
@@ -65,6 +71,10 @@ export const main = Effect.fn("main")(function* (argv: ReadonlyArray<string>) {
       return yield* runCommand(rest)
     case "demo":
       return yield* demoCommand(rest)
+    case "where":
+      return yield* whereCommand(rest)
+    case "tail":
+      return yield* tailCommand(rest)
     default:
       return yield* usageFailure(command, [{ message: `unknown command ${command}` }], mainUsage)
   }

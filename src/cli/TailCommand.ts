@@ -1,0 +1,93 @@
+import type { Msg, Subscription } from "@nats-io/transport-node"
+import { Effect, Result, Stream } from "effect"
+import { inventoryEventKinds } from "../domain/InventoryEvent.ts"
+import { natsCommandConfig, natsSettingFlags } from "../exporter/nats/NatsCommandConfig.ts"
+import { connectTimeout, scoped as scopedConnection } from "../exporter/nats/NatsConnection.ts"
+import { filterSubject } from "../exporter/nats/NatsSubject.ts"
+import { CliIo } from "./CliIo.ts"
+import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
+import { ExitCode } from "./ExitCode.ts"
+import { usageFailure } from "./UsageFailure.ts"
+
+export const tailUsage = `Usage: gpu-serials tail [--cluster C] [--node N] [--event E] [--count N] [NATS FLAGS]
+
+Subscribes to the events the nats exporter publishes and prints each gpu-serials/v1 record as it
+arrives, one JSON record per line, until interrupted (Ctrl-C) or --count records were printed.
+
+  --cluster C    only events of cluster C
+  --node N       only events of node N (a name with dots is fine)
+  --event E      only events of kind E: ${inventoryEventKinds.join(", ")}
+  --count N      stop after N records
+
+NATS connection: the NATS_* environment variables of the nats exporter, or its flags
+(--nats-url, --nats-subject-prefix, --nats-creds, --nats-user, --nats-tls-ca, --nats-tls-cert, --nats-tls-key).
+`
+
+const spec: OptionSpec = {
+  cluster: "value",
+  node: "value",
+  event: "value",
+  count: "value",
+  ...Object.fromEntries([...natsSettingFlags.keys()].map((name) => [name, "value" as const])),
+}
+
+const decoder = new TextDecoder()
+
+/** The messages of a subscription until it ends; unsubscribed when the stream stops early. */
+const messages = (subscription: Subscription): Stream.Stream<Msg> =>
+  Stream.fromAsyncIterable(subscription, (cause) => cause).pipe(
+    Stream.catch(() => Stream.empty),
+    Stream.ensuring(Effect.sync(() => subscription.unsubscribe())),
+  )
+
+/** `gpu-serials tail`: the inventory events as they are published. */
+export const tailCommand = Effect.fn("TailCommand")(function* (argv: ReadonlyArray<string>) {
+  const io = yield* CliIo
+  const commandLine = parseCommandLine(argv, spec)
+  const { options } = commandLine
+  const event = options.get("event")
+  const countText = options.get("count")
+  const count = countText === undefined ? undefined : Number(countText)
+  const problems = [
+    ...commandLine.problems,
+    ...commandLine.positionals.map((argument) => ({ message: `unexpected argument ${argument}` })),
+    ...(event === undefined || inventoryEventKinds.some((kind) => kind === event)
+      ? []
+      : [{ message: `--event must be one of ${inventoryEventKinds.join(", ")}, not ${event}` }]),
+    ...(count === undefined || (Number.isSafeInteger(count) && count > 0)
+      ? []
+      : [{ message: `--count must be a positive integer, not ${countText}` }]),
+  ]
+  const config = natsCommandConfig(options, io.env)
+  if (Result.isFailure(config)) {
+    problems.push(...config.failure.map((problem) => ({ message: `${problem.key}: ${problem.message}` })))
+  }
+  if (problems.length > 0 || Result.isFailure(config)) return yield* usageFailure("tail", problems, tailUsage)
+
+  const cluster = options.get("cluster")
+  const node = options.get("node")
+  const subject = filterSubject(config.success.subjectPrefix, {
+    ...(cluster === undefined ? {} : { cluster }),
+    ...(node === undefined ? {} : { node }),
+    ...(event === undefined ? {} : { event }),
+  })
+  return yield* Effect.scoped(
+    Effect.gen(function* () {
+      const connection = yield* scopedConnection(config.success, "gpu-serials tail")
+      const subscription = connection.subscribe(subject)
+      yield* Effect.tryPromise(() => connection.flush()).pipe(Effect.timeout(connectTimeout))
+      yield* io.stderr(`gpu-serials tail: listening on ${subject}\n`)
+      const records = messages(subscription)
+      yield* (count === undefined ? records : Stream.take(records, count)).pipe(
+        Stream.runForEach((message) => io.stdout(`${decoder.decode(message.data)}\n`)),
+      )
+      return ExitCode.ok
+    }),
+  ).pipe(
+    Effect.catch((error) =>
+      io
+        .stderr(`gpu-serials tail: ${error instanceof Error ? error.message : "subscription failed"}\n`)
+        .pipe(Effect.as(ExitCode.failure)),
+    ),
+  )
+})

@@ -1,0 +1,94 @@
+import { Effect, Result } from "effect"
+import type { GpuLocation } from "../exporter/nats/GpuLocation.ts"
+import { openExistingBucket } from "../exporter/nats/GpuLocationBucket.ts"
+import { locate } from "../exporter/nats/GpuLocationLookup.ts"
+import { natsCommandConfig, natsSettingFlags } from "../exporter/nats/NatsCommandConfig.ts"
+import { scoped as scopedConnection } from "../exporter/nats/NatsConnection.ts"
+import { CliIo } from "./CliIo.ts"
+import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
+import { ExitCode } from "./ExitCode.ts"
+import { usageFailure } from "./UsageFailure.ts"
+
+export const whereUsage = `Usage: gpu-serials where SERIAL|UUID [--format table|json] [NATS FLAGS]
+
+Prints where a GPU is now, from the NATS KV bucket of current locations the service keeps: the GPU
+with that uuid, or every GPU with that serial (a GB200 module's two GPUs share one). Exits 1 when the
+bucket knows no such GPU or NATS cannot be reached.
+
+  --format table|json   an aligned table (default) or one JSON location per line
+
+NATS connection: the NATS_* environment variables of the nats exporter, or its flags
+(--nats-url, --nats-kv-bucket, --nats-creds, --nats-user, --nats-tls-ca, --nats-tls-cert, --nats-tls-key).
+`
+
+const formats = ["table", "json"] as const
+
+const spec: OptionSpec = {
+  format: "value",
+  ...Object.fromEntries([...natsSettingFlags.keys()].map((name) => [name, "value" as const])),
+}
+
+const columns: ReadonlyArray<readonly [string, (location: GpuLocation) => string]> = [
+  ["UUID", (location) => location.uuid],
+  ["SERIAL", (location) => location.serial || "-"],
+  ["CLUSTER", (location) => location.cluster],
+  ["NODE", (location) => location.node],
+  ["MACHINE", (location) => location.machine],
+  ["CHASSIS", (location) => location.chassis || "-"],
+  ["SINCE", (location) => location.since],
+  ["LAST SEEN", (location) => location.lastSeen],
+]
+
+/** Locations as an aligned text table, one GPU a row. */
+const locationTable = (locations: ReadonlyArray<GpuLocation>): string => {
+  const rows = [
+    columns.map(([title]) => title),
+    ...locations.map((location) => columns.map(([, cell]) => cell(location))),
+  ]
+  const widths = columns.map((_, at) => Math.max(...rows.map((row) => (row[at] ?? "").length)))
+  return rows
+    .map((row) => row.map((cell, at) => (at === row.length - 1 ? cell : cell.padEnd(widths[at] ?? 0))).join("  "))
+    .join("\n")
+    .concat("\n")
+}
+
+/** `gpu-serials where SERIAL|UUID`: the current location of a GPU, from the KV bucket. */
+export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyArray<string>) {
+  const io = yield* CliIo
+  const commandLine = parseCommandLine(argv, spec)
+  const format = commandLine.options.get("format") ?? "table"
+  const [wanted, ...extra] = commandLine.positionals
+  const problems = [
+    ...commandLine.problems,
+    ...(formats.some((known) => known === format)
+      ? []
+      : [{ message: `--format must be table or json, not ${format}` }]),
+    ...(wanted === undefined || wanted === "" ? [{ message: "where needs a serial or a uuid" }] : []),
+    ...extra.map((argument) => ({ message: `unexpected argument ${argument}` })),
+  ]
+  const config = natsCommandConfig(commandLine.options, io.env)
+  if (Result.isFailure(config)) {
+    problems.push(...config.failure.map((problem) => ({ message: `${problem.key}: ${problem.message}` })))
+  }
+  if (problems.length > 0 || wanted === undefined || Result.isFailure(config)) {
+    return yield* usageFailure("where", problems, whereUsage)
+  }
+  const bucket = config.success.kvBucket
+  return yield* Effect.scoped(
+    Effect.gen(function* () {
+      const connection = yield* scopedConnection(config.success, "gpu-serials where")
+      const kv = yield* openExistingBucket(connection, bucket)
+      const locations = yield* locate(kv, bucket, wanted)
+      if (locations.length === 0) {
+        yield* io.stderr(`gpu-serials where: no GPU with serial or uuid ${wanted} in bucket ${bucket}\n`)
+        return ExitCode.failure
+      }
+      yield* io.stdout(
+        format === "json"
+          ? locations.map((location) => `${JSON.stringify(location)}\n`).join("")
+          : locationTable(locations),
+      )
+      return ExitCode.ok
+    }),
+  ).pipe(Effect.catch((error) => io.stderr(`gpu-serials where: ${error.message}\n`).pipe(Effect.as(ExitCode.failure))))
+})

@@ -1,0 +1,133 @@
+import { spawn } from "node:child_process"
+import { connect, type NatsConnection } from "@nats-io/transport-node"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as NatsExporter from "../../src/exporter/nats/NatsExporter.ts"
+import * as NatsKvInventoryStore from "../../src/exporter/nats/NatsKvInventoryStore.ts"
+import { upsert } from "../../src/processor/inventory/InventoryChange.ts"
+import type { KnownGpu } from "../../src/processor/inventory/KnownGpu.ts"
+import { addedEvent } from "../exporter/InventoryEvents.ts"
+import { type NatsServer, startNatsServer } from "../exporter/nats/NatsServer.ts"
+import { gpuSerials, jsonLines, repositoryRoot } from "./GpuSerialsCli.ts"
+
+let server: NatsServer
+let connection: NatsConnection
+
+beforeAll(async () => {
+  server = await startNatsServer()
+  connection = await connect({ servers: server.url })
+})
+
+afterAll(async () => {
+  await connection?.drain()
+  await server?.dispose()
+})
+
+const seen = new Date("2026-03-01T10:00:00.000Z")
+
+/** One of the two GPUs of a GB200 module: both report serial 1652823054221. */
+const gb200 = (index: number, node: string): KnownGpu => ({
+  uuid: `GPU-gb200-${index}`,
+  node,
+  machine: `i-${node}`,
+  pod: { namespace: "gpu-operator", name: `nvidia-device-plugin-${node}` },
+  gpu: {
+    index,
+    uuid: `GPU-gb200-${index}`,
+    serial: "1652823054221",
+    product: "NVIDIA GB200",
+    platform: { chassisSerial: "1821124190055" },
+  },
+  serialShared: true,
+  firstSeen: seen,
+  lastSeen: seen,
+  lastReported: seen,
+})
+
+describe("gpu-serials where and tail", () => {
+  it("where prints both GPUs of a shared serial, one by uuid, and fails for an unknown one", async () => {
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const store = yield* NatsKvInventoryStore.make({ connection, bucket: "gpu_serials", cluster: "prod-eu" })
+        yield* store.apply([upsert(gb200(0, "gb-node-1")), upsert(gb200(1, "gb-node-1"))])
+      }),
+    )
+    const env = { NATS_URL: server.url }
+
+    const bySerial = gpuSerials(["where", "1652823054221"], { env })
+    expect(bySerial.stderr).toBe("")
+    expect(bySerial.status).toBe(0)
+    const lines = bySerial.stdout.trimEnd().split("\n")
+    expect(lines[0]).toMatch(/^UUID\s+SERIAL\s+CLUSTER\s+NODE\s+MACHINE\s+CHASSIS\s+SINCE\s+LAST SEEN$/)
+    expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 6))).toEqual([
+      ["GPU-gb200-0", "1652823054221", "prod-eu", "gb-node-1", "i-gb-node-1", "1821124190055"],
+      ["GPU-gb200-1", "1652823054221", "prod-eu", "gb-node-1", "i-gb-node-1", "1821124190055"],
+    ])
+
+    const byUuid = gpuSerials(["where", "GPU-gb200-1", "--format", "json"], { env })
+    expect(byUuid.status).toBe(0)
+    expect(jsonLines(byUuid.stdout)).toEqual([
+      {
+        uuid: "GPU-gb200-1",
+        serial: "1652823054221",
+        cluster: "prod-eu",
+        node: "gb-node-1",
+        machine: "i-gb-node-1",
+        chassis: "1821124190055",
+        since: seen.toISOString(),
+        lastSeen: seen.toISOString(),
+      },
+    ])
+
+    const unknown = gpuSerials(["where", "0000"], { env })
+    expect(unknown.status).toBe(1)
+    expect(unknown.stderr).toContain("no GPU with serial or uuid 0000")
+
+    const usage = gpuSerials(["where"], { env })
+    expect(usage.status).toBe(2)
+    expect(usage.stderr).toContain("where needs a serial or a uuid")
+  })
+
+  it("tail prints the records of the node it follows as they are published, then stops after --count", async () => {
+    const child = spawn(
+      process.execPath,
+      ["bin/gpu-serials.ts", "tail", "--node", "ip-10-0-1-17.eu-west-1.compute.internal", "--count", "2"],
+      { cwd: repositoryRoot, env: { PATH: process.env.PATH ?? "", NATS_URL: server.url } },
+    )
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    const listening = new Promise<void>((resolve) => {
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString("utf8")
+        if (stderr.includes("listening on")) resolve()
+      })
+    })
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    await listening
+    expect(stderr).toContain("listening on gpu.serials.*.ip-10-0-1-17%2Eeu-west-1%2Ecompute%2Einternal.*")
+
+    const followed = (n: number) => {
+      const event = addedEvent(n)
+      return { ...event, record: { ...event.record, node: "ip-10-0-1-17.eu-west-1.compute.internal" } }
+    }
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const config = { ...NatsExporter.factory.defaultConfig, servers: [server.url] }
+          const exporter = yield* NatsExporter.factory.create(config, {
+            id: "nats",
+            clusterName: "prod-eu",
+            serviceVersion: "0.0.0-test",
+          })
+          yield* exporter.export([followed(1), addedEvent(2), followed(3)])
+          yield* exporter.flush("5 seconds")
+        }),
+      ),
+    )
+    expect(await exited).toBe(0)
+    expect(jsonLines(stdout).map((record) => record.id)).toEqual([followed(1).record.id, followed(3).record.id])
+  })
+})
