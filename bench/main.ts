@@ -1,4 +1,5 @@
 import { cpus } from "node:os"
+import { natsBench } from "./NatsBench.ts"
 import { otlpBench } from "./OtlpBench.ts"
 import { parseBench } from "./ParseBench.ts"
 import { pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
@@ -15,4 +16,5 @@ const print = (lines: ReadonlyArray<string>): void => {
 process.stdout.write(`gpu-serials benchmarks on ${machine}\n\n`)
 if (wanted("parse")) print(parseBench())
 if (wanted("otlp")) print(await otlpBench())
+if (wanted("nats")) print(await natsBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario))

@@ -1,0 +1,134 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import type { NatsExporterConfig } from "../src/config/NatsExporterConfig.ts"
+import type { Gpu } from "../src/domain/Gpu.ts"
+import { gpuRecord } from "../src/domain/GpuRecordBuilder.ts"
+import type { InventoryEvent } from "../src/domain/InventoryEvent.ts"
+import { factory } from "../src/exporter/nats/NatsExporter.ts"
+
+const nodes = 1_000
+const gpusPerNode = 8
+const rounds = 5
+const pace = 500
+
+/** nats-server with JetStream in its own process and store folder, on a random port. */
+const startServer = async () => {
+  const storeDir = mkdtempSync(join(tmpdir(), "gpu-serials-nats-bench-"))
+  const child: ChildProcess = spawn("/usr/sbin/nats-server", ["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", "-1"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  })
+  const port = await new Promise<number>((resolve, reject) => {
+    let log = ""
+    const timer = setTimeout(() => reject(new Error(`nats-server did not start:\n${log}`)), 10_000)
+    child.stderr?.on("data", (chunk: Buffer) => {
+      log += chunk.toString("utf8")
+      const match = /Listening for client connections on [^\s:]+:(\d+)/.exec(log)
+      if (match?.[1] !== undefined && log.includes("Server is ready")) {
+        clearTimeout(timer)
+        resolve(Number(match[1]))
+      }
+    })
+  })
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    stop: async () => {
+      await new Promise<void>((resolve) => child.once("exit", () => resolve()).kill("SIGTERM"))
+      rmSync(storeDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** The fleet's `added` events of one round; ids differ per round so JetStream stores every one. */
+const fleetEvents = (round: number): ReadonlyArray<InventoryEvent> =>
+  Array.from({ length: nodes * gpusPerNode }, (_, at) => {
+    const node = Math.floor(at / gpusPerNode)
+    const index = at % gpusPerNode
+    const gpu: Gpu = {
+      index,
+      uuid: `GPU-${String(node).padStart(8, "0")}-0000-4000-8000-${String(index).padStart(12, "0")}`,
+      serial: `16529230${String(at).padStart(5, "0")}`,
+      product: "NVIDIA H100 80GB HBM3",
+      pciBusId: `00000000:${(0x18 + index * 0x10).toString(16).toUpperCase()}:00.0`,
+      moduleId: index + 1,
+      migMode: "Disabled",
+    }
+    return {
+      record: gpuRecord({
+        gpu,
+        reading: { driverVersion: "570.86.15", cudaVersion: "12.8" },
+        context: {
+          cluster: "bench",
+          node: `ip-10-16-${node >> 8}-${node & 0xff}.ec2.internal`,
+          providerId: `aws:///us-east-1a/i-0${String(node).padStart(16, "0")}`,
+          source: `gpu-operator/nvidia-device-plugin-daemonset-${node}`,
+          time: new Date(Date.UTC(2026, 0, 1, 0, round)),
+        },
+        event: "added",
+        serialShared: false,
+      }),
+      origin: {
+        nodeUid: `uid-${node}`,
+        podNamespace: "gpu-operator",
+        podName: `nvidia-device-plugin-daemonset-${node}`,
+      },
+    }
+  })
+
+const measure = (config: NatsExporterConfig, batches: ReadonlyArray<ReadonlyArray<InventoryEvent>>) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const exporter = yield* factory
+      .create(config, { id: "nats", clusterName: "bench", serviceVersion: "bench" })
+      .pipe(Scope.provide(scope))
+    // The connection is made in the background: wait for it with a first event, outside the figures.
+    const [first, ...rest] = batches
+    yield* exporter.export((first ?? []).slice(0, 1))
+    while ((yield* exporter.stats).sent < 1) yield* Effect.sleep("10 millis")
+    const cpuBefore = process.cpuUsage()
+    const started = performance.now()
+    for (const events of [(first ?? []).slice(1), ...rest]) {
+      for (let at = 0; at < events.length; at += pace) {
+        yield* exporter.export(events.slice(at, at + pace))
+        while ((yield* exporter.stats).queued > 5_000) yield* Effect.sleep("2 millis")
+      }
+    }
+    yield* exporter.flush("120 seconds")
+    const seconds = (performance.now() - started) / 1000
+    const cpu = process.cpuUsage(cpuBefore)
+    const stats = yield* exporter.stats
+    yield* Scope.close(scope, Exit.void)
+    const records = stats.sent - 1
+    return {
+      recordsPerSecond: records / seconds,
+      cpuMicrosPerRecord: (cpu.user + cpu.system) / records,
+      dropped: stats.dropped,
+      records,
+    }
+  })
+
+/** Events per second through the `nats` exporter into a local nats-server: core publish, and JetStream with acks. */
+export const natsBench = async (): Promise<ReadonlyArray<string>> => {
+  const server = await startServer()
+  const lines = [`nats exporter (${nodes} nodes × ${gpusPerNode} GPUs × ${rounds} rounds, default queue settings)`]
+  try {
+    const base = { ...factory.defaultConfig, servers: [server.url] }
+    const modes = [
+      ["core NATS, publish + flush", { ...base, subjectPrefix: "bench.core" }],
+      ["JetStream, acked, file storage", { ...base, subjectPrefix: "bench.js", stream: "BENCH" }],
+    ] as const
+    for (const [label, config] of modes) {
+      const batches = Array.from({ length: rounds }, (_, round) => fleetEvents(round))
+      const figure = await Effect.runPromise(measure(config, batches))
+      lines.push(
+        `  ${label}: ${figure.recordsPerSecond.toFixed(0)} events/s, ` +
+          `${(figure.cpuMicrosPerRecord / 1000).toFixed(3)} ms CPU per event, ${figure.records} sent, ${figure.dropped} dropped`,
+      )
+    }
+  } finally {
+    await server.stop()
+  }
+  return lines
+}
