@@ -34,11 +34,10 @@ const spec: OptionSpec = {
 const decoder = new TextDecoder()
 
 /** The messages of a subscription until it ends; unsubscribed when the stream stops early. */
-const messages = (subscription: Subscription): Stream.Stream<Msg> =>
-  Stream.fromAsyncIterable(subscription, (cause) => cause).pipe(
-    Stream.catch(() => Stream.empty),
-    Stream.ensuring(Effect.sync(() => subscription.unsubscribe())),
-  )
+const messages = (subscription: Subscription): Stream.Stream<Msg, Error> =>
+  Stream.fromAsyncIterable(subscription, (cause) =>
+    cause instanceof Error ? cause : new Error("subscription failed"),
+  ).pipe(Stream.ensuring(Effect.sync(() => subscription.unsubscribe())))
 
 /** `gpu-serials tail`: the inventory events as they are published. */
 export const tailCommand = Effect.fn("TailCommand")(function* (argv: ReadonlyArray<string>) {
@@ -86,7 +85,7 @@ export const tailCommand = Effect.fn("TailCommand")(function* (argv: ReadonlyArr
   ).pipe(
     Effect.catch((error) =>
       io
-        .stderr(`gpu-serials tail: ${error instanceof Error ? error.message : "subscription failed"}\n`)
+        .stderr(`gpu-serials tail: ${error instanceof Error ? error.message : "NATS did not answer"}\n`)
         .pipe(Effect.as(ExitCode.failure)),
     ),
   )

@@ -107,9 +107,20 @@ export const open = Effect.fnUntraced(function* (
 ): Effect.fn.Return<NatsConnection, NatsConnectError> {
   const options = yield* connectionOptions(config, name)
   const servers = serverList(config)
-  return yield* Effect.tryPromise({
-    try: () => connect(options),
-    catch: (cause) => new NatsConnectError({ servers, message: `cannot connect: ${reason(cause)}` }),
+  // A connection that arrives after the caller gave up (interrupted, timed out) is closed, never leaked.
+  return yield* Effect.callback<NatsConnection, NatsConnectError>((resume) => {
+    let abandoned = false
+    connect(options).then(
+      (connection) => {
+        if (abandoned) void connection.close()
+        else resume(Effect.succeed(connection))
+      },
+      (cause: unknown) =>
+        resume(Effect.fail(new NatsConnectError({ servers, message: `cannot connect: ${reason(cause)}` }))),
+    )
+    return Effect.sync(() => {
+      abandoned = true
+    })
   }).pipe(
     Effect.timeout(Duration.sum(connectTimeout, Duration.seconds(1))),
     Effect.catchTag("TimeoutError", () =>
