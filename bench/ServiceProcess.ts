@@ -27,11 +27,11 @@ export const startServiceProcess = (
 ): ChildProcess => {
   const child = spawn(process.execPath, ["bin/gpu-serials.ts", "run", ...args], {
     cwd: repositoryRoot,
-    // NODE_OPTIONS passes through, so V8 heap settings can be compared (e.g. --max-old-space-size=256).
+    // SERVICE_NODE_OPTIONS becomes the service's NODE_OPTIONS, so V8 heap settings can be compared.
     env: {
       PATH: process.env.PATH ?? "",
       LOG_LEVEL: "warn",
-      ...(process.env.NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.NODE_OPTIONS }),
+      ...(process.env.SERVICE_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS }),
     },
     stdio: ["ignore", "pipe", "inherit"],
   })
