@@ -1,11 +1,18 @@
 import { Result } from "effect"
 import type { ConfigProblem } from "../component/Component.ts"
+import type { QueueSettings } from "../exporter/QueueSettings.ts"
+import { exporterQueueSettingsOf } from "./ExporterQueueSettings.ts"
 import { decodeExporterSection } from "./ExporterSection.ts"
 import {
   natsCredsSetting,
   natsKvBucketSetting,
   natsNkeySeedSetting,
   natsPasswordSetting,
+  natsQueueSettings,
+  natsStreamCreateSetting,
+  natsStreamDuplicateWindowSetting,
+  natsStreamMaxAgeSetting,
+  natsStreamRetentionSetting,
   natsStreamSetting,
   natsSubjectPrefixSetting,
   natsTlsCaSetting,
@@ -24,6 +31,17 @@ export type NatsAuth =
   | { readonly kind: "userPassword"; readonly user: string; readonly password: string }
   | { readonly kind: "nkey"; readonly seed: string }
 
+/** How the exporter treats its JetStream stream. */
+export interface NatsStreamSettings {
+  /** Whether the exporter creates a missing stream and updates an existing one; false: it must exist. */
+  readonly create: boolean
+  readonly duplicateWindowMs: number
+  /** Applies to a stream the exporter creates; an existing stream's retention cannot change. */
+  readonly retention: "limits" | "interest" | "workqueue"
+  /** 0: messages are kept forever. */
+  readonly maxAgeMs: number
+}
+
 /** The `nats` exporter's section. */
 export interface NatsExporterConfig {
   /** Servers, as nats.js takes them. */
@@ -32,6 +50,7 @@ export interface NatsExporterConfig {
   readonly subjectPrefix: string
   /** JetStream stream; absent: core NATS publish. */
   readonly stream?: string
+  readonly streamSettings: NatsStreamSettings
   readonly kvBucket: string
   readonly auth: NatsAuth
   readonly tls?: {
@@ -39,6 +58,7 @@ export interface NatsExporterConfig {
     readonly certFile?: string
     readonly keyFile?: string
   }
+  readonly queue: QueueSettings
 }
 
 /** Checks a `nats` section; problems carry keys relative to the section. */
@@ -77,8 +97,15 @@ export const decodeNatsExporterConfig = (
         .map((server) => server.trim()),
       subjectPrefix: values.require(natsSubjectPrefixSetting),
       ...(stream === undefined ? {} : { stream }),
+      streamSettings: {
+        create: values.require(natsStreamCreateSetting),
+        duplicateWindowMs: values.require(natsStreamDuplicateWindowSetting),
+        retention: values.require(natsStreamRetentionSetting),
+        maxAgeMs: values.require(natsStreamMaxAgeSetting),
+      },
       kvBucket: values.require(natsKvBucketSetting),
       auth,
       ...(Object.keys(tls).length === 0 ? {} : { tls }),
+      queue: exporterQueueSettingsOf(values, natsQueueSettings),
     }
   })

@@ -1,5 +1,7 @@
 import { Result } from "effect"
 import type { ConfigProblem } from "../component/Component.ts"
+import type { QueueSettings } from "../exporter/QueueSettings.ts"
+import { exporterQueueSettingsOf } from "./ExporterQueueSettings.ts"
 import { decodeExporterSection } from "./ExporterSection.ts"
 import {
   otlpCompressionSetting,
@@ -8,6 +10,7 @@ import {
   otlpLogsEndpointSetting,
   otlpMetricsIntervalSetting,
   otlpProtocolSetting,
+  otlpQueueSettings,
   otlpResourceAttributesSetting,
   otlpServiceNameSetting,
   otlpTimeoutSetting,
@@ -28,6 +31,7 @@ export interface OtlpExporterConfig {
   readonly resourceAttributes: Readonly<Record<string, string>>
   /** 0: no metrics over OTLP. */
   readonly metricsIntervalMs: number
+  readonly queue: QueueSettings
 }
 
 /** Checks an `otlp` section; problems carry keys relative to the section. */
@@ -46,5 +50,6 @@ export const decodeOtlpExporterConfig = (
       serviceName: values.require(otlpServiceNameSetting),
       resourceAttributes: values.require(otlpResourceAttributesSetting),
       metricsIntervalMs: values.require(otlpMetricsIntervalSetting),
+      queue: exporterQueueSettingsOf(values, otlpQueueSettings),
     }
   })

@@ -1,5 +1,6 @@
 import { Result } from "effect"
 import { validateDnsSubdomain } from "./DnsSubdomain.ts"
+import { exporterQueueRule, exporterQueueSettingList, exporterQueueSettings } from "./ExporterQueueSettings.ts"
 import { formatGoDuration } from "./GoDuration.ts"
 import { parseLabelSelector } from "./LabelSelector.ts"
 import type { SettingRule } from "./ResolveSettings.ts"
@@ -611,6 +612,56 @@ export const natsStreamSetting: Setting<string> = {
     STREAM_NAME.test(value) ? undefined : "NATS stream name must not contain spaces, '.', '*', '>', '/' or '\\'",
 }
 
+export const natsStreamCreateSetting: Setting<boolean> = {
+  key: "streamCreate",
+  exporter: "nats",
+  env: "NATS_STREAM_CREATE",
+  flag: "--nats-stream-create",
+  type: boolType,
+  default: true,
+  secret: "none",
+  label: "NATS stream create",
+  description:
+    "Whether the exporter creates the stream when missing and updates its subjects, duplicate window and max age; false: the stream must exist.",
+}
+
+export const natsStreamDuplicateWindowSetting: Setting<number> = {
+  key: "duplicateWindow",
+  exporter: "nats",
+  env: "NATS_STREAM_DUPLICATE_WINDOW",
+  type: durationType,
+  default: 120_000,
+  secret: "none",
+  label: "NATS stream duplicate window",
+  description: "Window in which the stream drops a second message with the same record id.",
+  check: positive("NATS stream duplicate window must be > 0"),
+}
+
+export const natsStreamRetentionSetting: Setting<"limits" | "interest" | "workqueue"> = {
+  key: "retention",
+  exporter: "nats",
+  env: "NATS_STREAM_RETENTION",
+  type: enumType(["limits", "interest", "workqueue"]),
+  default: "limits",
+  secret: "none",
+  label: "NATS stream retention",
+  description: "Retention policy of a stream the exporter creates; an existing stream keeps its own.",
+}
+
+export const natsStreamMaxAgeSetting: Setting<number> = {
+  key: "maxAge",
+  exporter: "nats",
+  env: "NATS_STREAM_MAX_AGE",
+  type: durationType,
+  default: 0,
+  secret: "none",
+  label: "NATS stream max age",
+  description: "How long the stream keeps a message; 0 keeps it forever.",
+  check: notNegative("NATS stream max age must be >= 0 (0 keeps messages forever)"),
+}
+
+export const natsQueueSettings = exporterQueueSettings("nats")
+
 export const natsKvBucketSetting: Setting<string> = {
   key: "kvBucket",
   exporter: "nats",
@@ -713,6 +764,8 @@ export const natsTlsKeySetting: Setting<string> = {
 }
 
 // ---- exporter otlp ------------------------------------------------------------------------------------
+
+export const otlpQueueSettings = exporterQueueSettings("otlp")
 
 export const otlpEndpointSetting: Setting<string> = {
   key: "endpoint",
@@ -868,6 +921,10 @@ export const allSettings: ReadonlyArray<AnySetting> = [
   natsUrlSetting,
   natsSubjectPrefixSetting,
   natsStreamSetting,
+  natsStreamCreateSetting,
+  natsStreamDuplicateWindowSetting,
+  natsStreamRetentionSetting,
+  natsStreamMaxAgeSetting,
   natsKvBucketSetting,
   natsCredsSetting,
   natsTokenSetting,
@@ -877,6 +934,7 @@ export const allSettings: ReadonlyArray<AnySetting> = [
   natsTlsCaSetting,
   natsTlsCertSetting,
   natsTlsKeySetting,
+  ...exporterQueueSettingList(natsQueueSettings),
   otlpEndpointSetting,
   otlpLogsEndpointSetting,
   otlpHeadersSetting,
@@ -886,6 +944,7 @@ export const allSettings: ReadonlyArray<AnySetting> = [
   otlpServiceNameSetting,
   otlpResourceAttributesSetting,
   otlpMetricsIntervalSetting,
+  ...exporterQueueSettingList(otlpQueueSettings),
 ]
 
 /** The settings of the service itself (not of an exporter). */
@@ -982,6 +1041,25 @@ const natsAuthRule: SettingRule = (values) => {
   return problems
 }
 
+const natsStreamRule: SettingRule = (values) => {
+  const window = values.get(natsStreamDuplicateWindowSetting)
+  const maxAge = values.get(natsStreamMaxAgeSetting)
+  return window !== undefined && maxAge !== undefined && maxAge > 0 && window > maxAge
+    ? [
+        {
+          setting: natsStreamDuplicateWindowSetting,
+          message: "NATS stream duplicate window must not be longer than the stream's max age",
+        },
+      ]
+    : []
+}
+
 /** Rules across the settings of one built-in exporter type. */
 export const exporterRules = (type: string): ReadonlyArray<SettingRule> =>
-  type === "postgres" ? [postgresRule] : type === "nats" ? [natsAuthRule] : []
+  type === "postgres"
+    ? [postgresRule]
+    : type === "nats"
+      ? [natsAuthRule, natsStreamRule, exporterQueueRule(natsQueueSettings)]
+      : type === "otlp"
+        ? [exporterQueueRule(otlpQueueSettings)]
+        : []

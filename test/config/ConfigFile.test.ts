@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
+import { defaultNatsStreamSection, defaultQueueSection } from "./QueueSectionFixture.ts"
 import { configOf, problemsOf } from "./ResolveFixture.ts"
 
 const lines = (...text: ReadonlyArray<string>): string => `${text.join("\n")}\n`
@@ -161,7 +162,9 @@ describe("pipelines", () => {
           url: "nats://127.0.0.1:4222",
           subjectPrefix: "gpu.serials",
           stream: "ARCHIVE",
+          ...defaultNatsStreamSection,
           kvBucket: "gpu_serials",
+          ...defaultQueueSection,
         },
       },
       { id: "stdout", type: "stdout", section: {} },

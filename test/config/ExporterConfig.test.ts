@@ -5,6 +5,7 @@ import { decodeNatsExporterConfig } from "../../src/config/NatsExporterConfig.ts
 import { decodeOtlpExporterConfig } from "../../src/config/OtlpExporterConfig.ts"
 import { decodePostgresExporterConfig } from "../../src/config/PostgresExporterConfig.ts"
 import { exporterProblemKey } from "../../src/config/ResolveConfig.ts"
+import { defaultQueueSettings } from "../../src/exporter/QueueSettings.ts"
 import { configOf, resolve } from "./ResolveFixture.ts"
 
 const problems = <A, E>(result: Result.Result<A, E>): E | undefined =>
@@ -50,6 +51,8 @@ describe("typed sections of the built-in exporters", () => {
       kvBucket: "gpu_serials",
       auth: { kind: "userPassword", user: "u", password: "p" },
       tls: { certFile: "/c.crt", keyFile: "/c.key" },
+      streamSettings: { create: true, duplicateWindowMs: 120_000, retention: "limits", maxAgeMs: 0 },
+      queue: defaultQueueSettings,
     })
     expect(Result.getOrThrow(decodeOtlpExporterConfig(section("otlp")))).toEqual({
       endpoint: "http://localhost:4318",
@@ -60,6 +63,7 @@ describe("typed sections of the built-in exporters", () => {
       serviceName: "gpu-serials",
       resourceAttributes: {},
       metricsIntervalMs: 60_000,
+      queue: defaultQueueSettings,
     })
   })
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { CONFIG_INVALID_EXIT_CODE } from "../../src/config/ConfigInvalid.ts"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
+import { defaultNatsStreamSection, defaultQueueSection } from "./QueueSectionFixture.ts"
 import { configOf, invalidOf, problemsOf, resolve } from "./ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
@@ -260,7 +261,9 @@ describe("built-in exporter variables", () => {
           url: "nats://a:4222,nats://b:4222",
           subjectPrefix: "fleet",
           stream: "GPUS",
+          ...defaultNatsStreamSection,
           kvBucket: "where",
+          ...defaultQueueSection,
         },
       },
     ])
@@ -371,6 +374,7 @@ describe("built-in exporter variables", () => {
       serviceName: "gpu-serials-east",
       resourceAttributes: { "deployment.environment.name": "prod" },
       metricsInterval: "30s",
+      ...defaultQueueSection,
     })
     expect(problemsOf({ env: { ...cluster, EXPORTER_TYPE: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } })).toEqual([
       {

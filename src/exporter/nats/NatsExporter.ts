@@ -4,7 +4,7 @@ import { Duration, Effect, Result } from "effect"
 import { decodeNatsExporterConfig, type NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
 import type { ExporterFactory } from "../Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
-import { defaultQueueSettings, type QueueSettings } from "../QueueSettings.ts"
+import type { QueueSettings } from "../QueueSettings.ts"
 import * as NatsCoreSink from "./NatsCoreSink.ts"
 import * as NatsJetStreamSink from "./NatsJetStreamSink.ts"
 import * as NatsLink from "./NatsLink.ts"
@@ -19,11 +19,11 @@ const shutdownTimeout = Duration.seconds(5)
 const managerTimeout = Duration.seconds(10)
 
 export interface NatsExporterOptions {
-  /** The buffer and retry settings; the default queue settings unless given. */
+  /** Buffer and retry settings that replace the section's. */
   readonly queue?: QueueSettings
 }
 
-/** Creates or extends the stream on a new connection, when the exporter publishes to one. */
+/** Checks, creates or updates the stream on a new connection, when the exporter publishes to one. */
 const prepareStream =
   (config: NatsExporterConfig) =>
   (connection: NatsConnection): Effect.Effect<void, NatsStreamError> => {
@@ -38,7 +38,7 @@ const prepareStream =
       Effect.catchTag("TimeoutError", () =>
         Effect.fail(new NatsStreamError({ stream, message: "JetStream did not answer" })),
       ),
-      Effect.flatMap((manager) => ensureStream(manager, stream, config.subjectPrefix)),
+      Effect.flatMap((manager) => ensureStream(manager, stream, config.subjectPrefix, config.streamSettings)),
     )
   }
 
@@ -70,7 +70,7 @@ export const makeFactory = (options: NatsExporterOptions = {}): ExporterFactory<
               stream: config.stream,
               ackTimeout,
             })
-      const queue = options.queue ?? defaultQueueSettings
+      const queue = options.queue ?? config.queue
       return yield* QueuedExporter.make({
         id: settings.id,
         sink,

@@ -2,28 +2,30 @@ import {
   JetStreamApiCodes,
   JetStreamApiError,
   type JetStreamManager,
-  RetentionPolicy,
   StorageType,
   type StreamConfig,
+  type StreamUpdateConfig,
 } from "@nats-io/jetstream"
 import { nanos } from "@nats-io/transport-node"
 import { Duration, Effect } from "effect"
+import type { NatsStreamSettings } from "../../config/NatsExporterConfig.ts"
 import { NatsStreamError } from "./NatsStreamError.ts"
 import { streamSubject } from "./NatsSubject.ts"
 
-/** Window in which JetStream drops a second message with the same `Nats-Msg-Id`. */
-export const duplicateWindow = Duration.minutes(2)
-
 const apiTimeout = Duration.seconds(10)
 
-/** The stream the exporter creates when none exists: file storage, limits retention, kept forever. */
-export const streamConfig = (name: string, prefix: string): Partial<StreamConfig> & { readonly name: string } => ({
+/** The stream the exporter creates when none exists: file storage, the configured window, retention and age. */
+export const streamConfig = (
+  name: string,
+  prefix: string,
+  settings: NatsStreamSettings,
+): Partial<StreamConfig> & { readonly name: string } => ({
   name,
   subjects: [streamSubject(prefix)],
-  duplicate_window: nanos(Duration.toMillis(duplicateWindow)),
-  retention: RetentionPolicy.Limits,
+  duplicate_window: nanos(settings.duplicateWindowMs),
+  retention: settings.retention,
   storage: StorageType.File,
-  max_age: 0,
+  max_age: nanos(settings.maxAgeMs),
 })
 
 const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -32,11 +34,17 @@ const isStreamNotFound = (cause: unknown): boolean =>
   cause instanceof JetStreamApiError && cause.code === JetStreamApiCodes.StreamNotFound
 
 /**
- * Makes sure the stream exists and captures the exporter's subjects: creates it with `streamConfig`
- * when missing, adds `<prefix>.>` to its subjects when it lacks them, and leaves every other setting
- * of an existing stream as its owner configured it.
+ * Makes sure the stream exists. When the exporter may create it (`create`), a missing stream is created
+ * with `streamConfig`, and an existing one is updated to capture `<prefix>.>` and to carry the configured
+ * duplicate window and max age; its retention cannot change, so a different one is only logged. Otherwise
+ * a missing stream is an error and an existing one is left as its owner configured it.
  */
-export const ensureStream = Effect.fnUntraced(function* (manager: JetStreamManager, name: string, prefix: string) {
+export const ensureStream = Effect.fnUntraced(function* (
+  manager: JetStreamManager,
+  name: string,
+  prefix: string,
+  settings: NatsStreamSettings,
+) {
   const call = <A>(operation: string, run: () => Promise<A>) =>
     Effect.tryPromise({
       try: run,
@@ -55,15 +63,35 @@ export const ensureStream = Effect.fnUntraced(function* (manager: JetStreamManag
     ),
   )
   const wanted = streamSubject(prefix)
+  if (!settings.create) {
+    if (existing === undefined) {
+      return yield* new NatsStreamError({
+        stream: name,
+        message: "stream does not exist, and streamCreate is false: create it or set streamCreate to true",
+      })
+    }
+    return
+  }
   if (existing === undefined) {
-    yield* call("create", () => manager.streams.add(streamConfig(name, prefix)))
+    yield* call("create", () => manager.streams.add(streamConfig(name, prefix, settings)))
     yield* Effect.logInfo("created JetStream stream").pipe(Effect.annotateLogs({ stream: name, subjects: wanted }))
     return
   }
-  if (!existing.subjects.includes(wanted)) {
-    yield* call("update", () => manager.streams.update(name, { subjects: [...existing.subjects, wanted] }))
-    yield* Effect.logInfo("added subjects to JetStream stream").pipe(
-      Effect.annotateLogs({ stream: name, subjects: wanted }),
+  if (existing.retention !== settings.retention) {
+    yield* Effect.logWarning("JetStream stream keeps its retention: NATS cannot change it on an existing stream").pipe(
+      Effect.annotateLogs({ stream: name, retention: existing.retention, configured: settings.retention }),
     )
   }
+  const duplicateWindow = nanos(settings.duplicateWindowMs)
+  const maxAge = nanos(settings.maxAgeMs)
+  const update: Partial<StreamUpdateConfig> = {
+    ...(existing.subjects.includes(wanted) ? {} : { subjects: [...existing.subjects, wanted] }),
+    ...(existing.duplicate_window === duplicateWindow ? {} : { duplicate_window: duplicateWindow }),
+    ...(existing.max_age === maxAge ? {} : { max_age: maxAge }),
+  }
+  if (Object.keys(update).length === 0) return
+  yield* call("update", () => manager.streams.update(name, update))
+  yield* Effect.logInfo("updated JetStream stream").pipe(
+    Effect.annotateLogs({ stream: name, changed: Object.keys(update).join(",") }),
+  )
 })

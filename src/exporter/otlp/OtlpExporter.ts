@@ -5,7 +5,6 @@ import { decodeOtlpExporterConfig, type OtlpExporterConfig } from "../../config/
 import { ServiceMeter } from "../../telemetry/ServiceMeter.ts"
 import type { ExporterFactory } from "../Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
-import { defaultQueueSettings } from "../QueueSettings.ts"
 import * as OtlpLogsSink from "./OtlpLogsSink.ts"
 import * as OtlpMetricsPush from "./OtlpMetricsPush.ts"
 
@@ -17,8 +16,8 @@ const shutdownTimeout = Duration.seconds(5)
 /**
  * The `otlp` exporter factory: one OTLP log record per GPU event (the node as Resource) through the
  * common bounded, retried queue, and, every `metricsInterval`, the service's metrics and the GPU fleet
- * gauges pushed to the same receiver. The queue uses the default queue settings; a write's deadline
- * covers one request's timeout.
+ * gauges pushed to the same receiver. The queue uses the section's queue settings; a write's deadline
+ * covers at least one request's timeout.
  */
 export const factory: ExporterFactory<OtlpExporterConfig> = {
   kind: "exporter",
@@ -49,7 +48,7 @@ export const factory: ExporterFactory<OtlpExporterConfig> = {
       const exporter = yield* QueuedExporter.make({
         id: settings.id,
         sink,
-        settings: { ...defaultQueueSettings, writeTimeout: Duration.max(defaultQueueSettings.writeTimeout, timeout) },
+        settings: { ...config.queue, writeTimeout: Duration.max(config.queue.writeTimeout, timeout) },
         shutdownTimeout,
       })
       if (config.metricsIntervalMs === 0) return exporter

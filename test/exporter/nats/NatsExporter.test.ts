@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { jetstreamManager } from "@nats-io/jetstream"
 import { connect, type Msg, type NatsConnection } from "@nats-io/transport-node"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Result } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import type { NatsExporterConfig } from "../../../src/config/NatsExporterConfig.ts"
 import type { Exporter } from "../../../src/exporter/Exporter.ts"
@@ -163,6 +163,19 @@ describe("nats exporter", () => {
       assert.strictEqual(stats.sent, 0)
       const health = yield* eventually(exporter.health, (current) => !current.healthy)
       assert.match(health.message ?? "", /not connected/)
+    }).pipe(Effect.scoped, Effect.timeout("20 seconds")),
+  )
+
+  it.live("holds the queue size its section sets", () =>
+    Effect.gen(function* () {
+      const config = Result.getOrThrow(
+        NatsExporter.factory.validate({ url: "nats://127.0.0.1:1", queueSize: 50, batchSize: 10 }),
+      )
+      const exporter = yield* NatsExporter.factory.create(config, { ...settings, id: "nats" })
+      yield* exporter.export(addedEvents(60))
+      const stats = yield* exporter.stats
+      assert.strictEqual(stats.dropped, 10)
+      assert.strictEqual(stats.sent, 0)
     }).pipe(Effect.scoped, Effect.timeout("20 seconds")),
   )
 })

@@ -235,6 +235,20 @@ describe("otlp exporter", () => {
     }).pipe(Effect.scoped),
   )
 
+  it.live("holds the queue size its section sets", () =>
+    Effect.gen(function* () {
+      const down = yield* Effect.scoped(Effect.map(startOtlpReceiver, (receiver) => receiver.url))
+      const config = Result.getOrThrow(
+        OtlpExporter.factory.validate({ endpoint: down, metricsInterval: "0s", queueSize: 50, batchSize: 10 }),
+      )
+      const exporter = yield* OtlpExporter.factory.create(config, settings)
+      yield* exporter.export(addedEvents(60))
+      const stats = yield* exporter.stats
+      assert.strictEqual(stats.dropped, 10)
+      assert.strictEqual(stats.sent, 0)
+    }).pipe(Effect.scoped),
+  )
+
   it.live("pushes the service's metrics and the GPU fleet gauges over OTLP", () =>
     Effect.gen(function* () {
       const receiver = yield* startOtlpReceiver
