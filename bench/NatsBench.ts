@@ -4,13 +4,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import type { NatsExporterConfig } from "../src/config/NatsExporterConfig.ts"
-import type { Gpu } from "../src/domain/Gpu.ts"
-import { gpuRecord } from "../src/domain/GpuRecordBuilder.ts"
 import type { InventoryEvent } from "../src/domain/InventoryEvent.ts"
 import { factory } from "../src/exporter/nats/NatsExporter.ts"
+import { fleetEvents, benchGpusPerNode as gpusPerNode, benchNodes as nodes } from "./BenchFleet.ts"
 
-const nodes = 1_000
-const gpusPerNode = 8
 const rounds = 5
 const pace = 500
 
@@ -40,42 +37,6 @@ const startServer = async () => {
     },
   }
 }
-
-/** The fleet's `added` events of one round; ids differ per round so JetStream stores every one. */
-const fleetEvents = (round: number): ReadonlyArray<InventoryEvent> =>
-  Array.from({ length: nodes * gpusPerNode }, (_, at) => {
-    const node = Math.floor(at / gpusPerNode)
-    const index = at % gpusPerNode
-    const gpu: Gpu = {
-      index,
-      uuid: `GPU-${String(node).padStart(8, "0")}-0000-4000-8000-${String(index).padStart(12, "0")}`,
-      serial: `16529230${String(at).padStart(5, "0")}`,
-      product: "NVIDIA H100 80GB HBM3",
-      pciBusId: `00000000:${(0x18 + index * 0x10).toString(16).toUpperCase()}:00.0`,
-      moduleId: index + 1,
-      migMode: "Disabled",
-    }
-    return {
-      record: gpuRecord({
-        gpu,
-        reading: { driverVersion: "570.86.15", cudaVersion: "12.8" },
-        context: {
-          cluster: "bench",
-          node: `ip-10-16-${node >> 8}-${node & 0xff}.ec2.internal`,
-          providerId: `aws:///us-east-1a/i-0${String(node).padStart(16, "0")}`,
-          source: `gpu-operator/nvidia-device-plugin-daemonset-${node}`,
-          time: new Date(Date.UTC(2026, 0, 1, 0, round)),
-        },
-        event: "added",
-        serialShared: false,
-      }),
-      origin: {
-        nodeUid: `uid-${node}`,
-        podNamespace: "gpu-operator",
-        podName: `nvidia-device-plugin-daemonset-${node}`,
-      },
-    }
-  })
 
 const measure = (config: NatsExporterConfig, batches: ReadonlyArray<ReadonlyArray<InventoryEvent>>) =>
   Effect.gen(function* () {

@@ -1,12 +1,9 @@
 import { spawn } from "node:child_process"
 import { Effect, Exit, Result, Scope } from "effect"
-import type { Gpu } from "../src/domain/Gpu.ts"
-import { gpuRecord } from "../src/domain/GpuRecordBuilder.ts"
 import type { InventoryEvent } from "../src/domain/InventoryEvent.ts"
 import { factory } from "../src/exporter/otlp/OtlpExporter.ts"
+import { fleetEvents, benchGpusPerNode as gpusPerNode, benchNodes as nodes } from "./BenchFleet.ts"
 
-const nodes = 1_000
-const gpusPerNode = 8
 const rounds = 5
 const pace = 500
 const recordsBudgetPerSecond = 5_000
@@ -34,42 +31,6 @@ const startReceiver = async () => {
     stop: () => new Promise<void>((resolve) => child.once("exit", () => resolve()).kill("SIGTERM")),
   }
 }
-
-const fleetEvents = (): ReadonlyArray<InventoryEvent> =>
-  Array.from({ length: nodes * gpusPerNode }, (_, at) => {
-    const node = Math.floor(at / gpusPerNode)
-    const index = at % gpusPerNode
-    const gpu: Gpu = {
-      index,
-      uuid: `GPU-${String(node).padStart(8, "0")}-0000-4000-8000-${String(index).padStart(12, "0")}`,
-      serial: `16529230${String(at).padStart(5, "0")}`,
-      product: "NVIDIA H100 80GB HBM3",
-      pciBusId: `00000000:${(0x18 + index * 0x10).toString(16).toUpperCase()}:00.0`,
-      moduleId: index + 1,
-      migMode: "Disabled",
-    }
-    const context = {
-      cluster: "bench",
-      node: `ip-10-16-${node >> 8}-${node & 0xff}.ec2.internal`,
-      providerId: `aws:///us-east-1a/i-0${String(node).padStart(16, "0")}`,
-      source: `gpu-operator/nvidia-device-plugin-daemonset-${node}`,
-      time: new Date(),
-    }
-    return {
-      record: gpuRecord({
-        gpu,
-        reading: { driverVersion: "570.86.15", cudaVersion: "12.8" },
-        context,
-        event: "added",
-        serialShared: false,
-      }),
-      origin: {
-        nodeUid: `uid-${node}`,
-        podNamespace: "gpu-operator",
-        podName: `nvidia-device-plugin-daemonset-${node}`,
-      },
-    }
-  })
 
 const measure = (url: string, compression: "gzip" | "none", events: ReadonlyArray<InventoryEvent>) =>
   Effect.gen(function* () {
@@ -104,7 +65,7 @@ const measure = (url: string, compression: "gzip" | "none", events: ReadonlyArra
 /** Records per second through the `otlp` exporter into a local receiver, protobuf with and without gzip. */
 export const otlpBench = async (): Promise<ReadonlyArray<string>> => {
   const receiver = await startReceiver()
-  const events = fleetEvents()
+  const events = fleetEvents(0)
   const lines = [
     `otlp exporter (http/protobuf, ${nodes} nodes × ${gpusPerNode} GPUs, budget ≥ ${recordsBudgetPerSecond} records/s on one core)`,
   ]
