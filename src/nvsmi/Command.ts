@@ -20,6 +20,16 @@ export const csvQueryArgv: ReadonlyArray<string> = [
 ]
 
 /** The format to ask a node for, given the mode and what an earlier reading of that node settled on. */
+/** The first driver branch whose `--query-gpu` knows the `platform.*` fields. */
+export const platformQueryDriverBranch = 570
+
+/**
+ * What `auto` mode can know before the first run from the node's driver branch (GPU Feature Discovery's
+ * `nvidia.com/cuda.driver.major` label): an older driver rejects the platform fields, so XML at once.
+ */
+export const formatForDriverBranch = (branch: number | undefined): OutputFormat | undefined =>
+  branch !== undefined && branch < platformQueryDriverBranch ? "xml" : undefined
+
 export const queryFormatFor = (mode: NvsmiMode, remembered: OutputFormat | undefined): OutputFormat =>
   mode === "auto" ? (remembered ?? "csv") : mode
 

@@ -3,6 +3,7 @@ import {
   type CommandRun,
   csvQueryArgv,
   decideCommandOutcome,
+  formatForDriverBranch,
   queryArgvFor,
   queryFormatFor,
   xmlQueryArgv,
@@ -125,5 +126,14 @@ describe("decideCommandOutcome", () => {
     const outcome = decideCommandOutcome(run({ exitCode: 127, stderr: `exec failed\n${"x".repeat(400)}` }))
     expect(outcome._tag === "Fail" && outcome.error).toMatchObject({ kind: "command-failed", exitCode: 127 })
     expect(outcome._tag === "Fail" && outcome.error._tag === "CommandFailed" && outcome.error.excerpt.length).toBe(120)
+  })
+})
+
+describe("formatForDriverBranch", () => {
+  it("starts nodes labelled with a driver before 570 on XML, and leaves the others to the CSV query", () => {
+    expect(formatForDriverBranch(535)).toBe("xml")
+    expect(formatForDriverBranch(550)).toBe("xml")
+    expect(formatForDriverBranch(570)).toBeUndefined()
+    expect(formatForDriverBranch(undefined)).toBeUndefined()
   })
 })

@@ -8,6 +8,7 @@ const NodeFields = Schema.Struct({
     name: Schema.String,
     uid: absentOr(Schema.String),
     resourceVersion: absentOr(Schema.String),
+    labels: absentOr(Schema.Record(Schema.String, Schema.String)),
   }),
   spec: absentOr(Schema.Struct({ providerID: absentOr(Schema.String) })),
 })
@@ -22,6 +23,19 @@ export interface ClusterNode {
   /** `spec.providerID`; empty on bare-metal nodes registered without a cloud provider. */
   readonly providerId: string
   readonly resourceVersion: string
+  /** The NVIDIA driver branch GPU Feature Discovery labels the node with, when it does. */
+  readonly driverBranch?: number
+}
+
+/** GPU Feature Discovery's label of the driver's major version, in its older and newer spelling. */
+const driverBranchLabels = ["nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver-version.major"]
+
+const driverBranchOf = (labels: Readonly<Record<string, string>> | null | undefined): number | undefined => {
+  for (const label of driverBranchLabels) {
+    const branch = Number(labels?.[label])
+    if (Number.isInteger(branch) && branch > 0) return branch
+  }
+  return undefined
 }
 
 /** Reads a node from a list or a watch event; `undefined` when the object is not a node. */
@@ -31,11 +45,13 @@ export const clusterNodeOf = (object: unknown): ClusterNode | undefined => {
     return undefined
   }
   const { metadata, spec } = decoded.value
+  const driverBranch = driverBranchOf(metadata.labels)
   return {
     key: metadata.name,
     uid: metadata.uid ?? "",
     providerId: spec?.providerID ?? "",
     resourceVersion: metadata.resourceVersion ?? "",
+    ...(driverBranch === undefined ? {} : { driverBranch }),
   }
 }
 

@@ -192,7 +192,7 @@ export const make = (
       const read =
         node === undefined
           ? Effect.fail(readFailure("node-unknown", `node ${pod.nodeName} is not known to the node informer`))
-          : reader.read(pod, deadlineMillis)
+          : reader.read(pod, deadlineMillis, node.driverBranch)
       const outcome = yield* Effect.result(read)
       if (Result.isFailure(outcome)) {
         yield* metrics.readingFinished({ result: "failed", errorKind: outcome.failure.kind })

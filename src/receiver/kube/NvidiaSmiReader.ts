@@ -1,6 +1,12 @@
 import { Clock, Duration, Effect, Result } from "effect"
 import type { NodeReading } from "../../domain/NodeReading.ts"
-import { decideCommandOutcome, type NvsmiMode, queryArgvFor, queryFormatFor } from "../../nvsmi/Command.ts"
+import {
+  decideCommandOutcome,
+  formatForDriverBranch,
+  type NvsmiMode,
+  queryArgvFor,
+  queryFormatFor,
+} from "../../nvsmi/Command.ts"
 import { parseCsvReading } from "../../nvsmi/CsvReadingParser.ts"
 import type { NvsmiError } from "../../nvsmi/NvsmiError.ts"
 import type { OutputFormat } from "../../nvsmi/OutputFormat.ts"
@@ -24,6 +30,7 @@ export interface NvidiaSmiReader {
   readonly read: (
     pod: DevicePluginPod,
     deadlineMillis: number,
+    driverBranch?: number,
   ) => Effect.Effect<NodeReading, ReadFailure, KubeApi | ServiceMetrics>
   /** The format `auto` mode settled on for a node, if it did. */
   readonly formatOf: (nodeName: string) => OutputFormat | undefined
@@ -72,7 +79,8 @@ interface Run {
 /**
  * Reads nodes with the nvidia-smi strategy of `nvsmi/Command`: `xml` streams `-q -x` into the strict
  * parser as it arrives, `csv` collects the `--query-gpu` output, `auto` starts with CSV and, on a driver
- * that lacks a query field, runs XML at once and remembers that for the node.
+ * that lacks a query field, runs XML at once and remembers that for the node; a node labelled with a
+ * driver branch older than the platform fields starts with XML.
  */
 export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   const formats = new Map<string, OutputFormat>()
@@ -102,9 +110,13 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
     return finished
   })
 
-  const read = Effect.fn("NvidiaSmiReader.read")(function* (pod: DevicePluginPod, deadlineMillis: number) {
+  const read = Effect.fn("NvidiaSmiReader.read")(function* (
+    pod: DevicePluginPod,
+    deadlineMillis: number,
+    driverBranch?: number,
+  ) {
     const node = pod.nodeName
-    let remembered = formats.get(node)
+    let remembered = formats.get(node) ?? formatForDriverBranch(driverBranch)
     for (let attempt = 0; attempt < 2; attempt++) {
       const format = queryFormatFor(options.mode, remembered)
       const finished = yield* run(pod, format, deadlineMillis)

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import type { SimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
 import { eventually, execsRanNvidiaSmiDirectly, failures, gone, reads, startHarness } from "./ReceiverHarness.ts"
 
 describe("kube_exec receiver against the simulated cluster", () => {
@@ -320,11 +321,25 @@ describe("kube_exec receiver: readiness and health", () => {
 })
 
 describe("kube_exec receiver: nvidia-smi strategy", () => {
+  it.live("auto mode reads a node labelled with an old driver branch as XML from the first run", () =>
+    Effect.gen(function* () {
+      const harness = yield* startHarness({
+        cluster: { nodes: 1, modelMix: { "a100-mig": 1 } },
+        config: { resyncMs: 200, nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 } },
+      })
+      yield* eventually("two readings", () => reads(harness).length >= 2)
+      const formats = harness.execs.map((exec) => (exec.argv.includes("-x") ? "xml" : "csv"))
+      assert.deepStrictEqual(new Set(formats), new Set(["xml"]))
+      assert.isTrue(reads(harness).every((read) => read.reading.format === "xml"))
+    }),
+  )
+
   it.live("auto mode falls back to XML on a driver without the platform fields and remembers it", () =>
     Effect.gen(function* () {
       const harness = yield* startHarness({
         cluster: { nodes: 1, modelMix: { "a100-mig": 1 } },
         config: { resyncMs: 200, nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 } },
+        before: (cluster) => unlabelDriverBranch(cluster),
       })
       yield* eventually("three readings", () => reads(harness).length >= 3)
       const formats = harness.execs.map((exec) => (exec.argv.includes("-x") ? "xml" : "csv"))
@@ -402,3 +417,15 @@ describe("kube_exec receiver: shutdown", () => {
     }),
   )
 })
+
+/** Removes GPU Feature Discovery's driver label from every node, as on a cluster without GFD. */
+const unlabelDriverBranch = async (cluster: SimulatedCluster): Promise<void> => {
+  for (const name of cluster.nodeNames()) {
+    const response = await fetch(`${cluster.url}/api/v1/nodes/${name}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/merge-patch+json", authorization: `Bearer ${cluster.token}` },
+      body: JSON.stringify({ metadata: { labels: { "nvidia.com/cuda.driver.major": null } } }),
+    })
+    if (!response.ok) throw new Error(`unlabelling node ${name}: ${response.status}`)
+  }
+}

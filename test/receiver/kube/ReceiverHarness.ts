@@ -39,7 +39,7 @@ export interface HarnessOptions {
   /** The consumer pauses this long after each observation it takes. */
   readonly consumeDelay?: Duration.Input
   /** Runs on the cluster before the receiver starts (faults to meet at its first calls). */
-  readonly before?: (cluster: SimulatedCluster) => void
+  readonly before?: (cluster: SimulatedCluster) => void | Promise<void> | Promise<void>
 }
 
 /** Quick settings for a simulated cluster: near-instant pods and nvidia-smi, frequent bookmarks. */
@@ -74,7 +74,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       Effect.promise(() => startSimulatedCluster({ ...quickCluster, ...options.cluster })),
       (started) => Effect.promise(() => started.close()),
     )
-    options.before?.(cluster)
+    yield* Effect.promise(async () => options.before?.(cluster))
     const kubeConfig = new KubeConfig()
     kubeConfig.loadFromFile(cluster.kubeconfigPath)
     const api = yield* KubeApi.make(kubeConfig, {

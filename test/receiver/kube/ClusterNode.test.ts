@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest"
+import { clusterNodeOf } from "../../../src/receiver/kube/ClusterNode.ts"
+
+const node = (labels?: Record<string, string>) => ({
+  metadata: { name: "gpu-node-1", uid: "u-1", resourceVersion: "7", ...(labels === undefined ? {} : { labels }) },
+  spec: { providerID: "aws:///us-east-1a/i-0abc" },
+})
+
+describe("clusterNodeOf", () => {
+  it("keeps the node's identity and the driver branch GPU Feature Discovery labels it with", () => {
+    expect(clusterNodeOf(node({ "nvidia.com/cuda.driver.major": "535" }))).toEqual({
+      key: "gpu-node-1",
+      uid: "u-1",
+      providerId: "aws:///us-east-1a/i-0abc",
+      resourceVersion: "7",
+      driverBranch: 535,
+    })
+    expect(clusterNodeOf(node({ "nvidia.com/cuda.driver-version.major": "570" }))?.driverBranch).toBe(570)
+  })
+
+  it("has no driver branch without the label or with a value that is not a version", () => {
+    expect(clusterNodeOf(node())).not.toHaveProperty("driverBranch")
+    expect(clusterNodeOf(node({ "nvidia.com/cuda.driver.major": "unknown" }))).not.toHaveProperty("driverBranch")
+  })
+})
