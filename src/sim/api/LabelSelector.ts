@@ -1,12 +1,8 @@
+import { Result } from "effect"
+import { type LabelRequirement, parseLabelSelector as parseRequirements } from "../../config/LabelSelector.ts"
 import { badRequest } from "./ApiStatus.ts"
 
-/** One requirement of a Kubernetes label selector (`k8s.io/apimachinery/pkg/labels`). */
-export type LabelRequirement =
-  | { readonly key: string; readonly operator: "=" | "!="; readonly value: string }
-  | { readonly key: string; readonly operator: "in" | "notin"; readonly values: ReadonlySet<string> }
-  | { readonly key: string; readonly operator: "exists" | "!exists" }
-  | { readonly key: string; readonly operator: ">" | "<"; readonly bound: number }
-
+/** A label selector of a list or watch request, ready to match objects' labels. */
 export interface LabelSelector {
   readonly requirements: ReadonlyArray<LabelRequirement>
   matches(labels: Readonly<Record<string, string>> | undefined): boolean
@@ -14,108 +10,44 @@ export interface LabelSelector {
 
 export const everything: LabelSelector = { requirements: [], matches: () => true }
 
-const keyPattern =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/
-const valuePattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
-
-/** Parses the `labelSelector` query parameter with the grammar of the API server; a bad one is a 400. */
+/**
+ * Parses the `labelSelector` query parameter with the grammar of the API server (the same parser that
+ * checks `LABEL_SELECTOR`); a bad one is a 400.
+ */
 export const parseLabelSelector = (text: string | null | undefined): LabelSelector => {
   const source = (text ?? "").trim()
   if (source === "") return everything
-  const requirements = splitTopLevel(source).map((part) => parseRequirement(part.trim(), source))
+  const parsed = parseRequirements(source)
+  if (Result.isFailure(parsed)) {
+    throw badRequest(`unable to parse requirement: ${parsed.failure} (in selector "${source}")`)
+  }
+  const requirements = parsed.success
   return {
     requirements,
     matches: (labels) => requirements.every((requirement) => requirementMatches(requirement, labels ?? {})),
   }
 }
 
-/** Splits on commas that are not inside a `( ... )` value set. */
-const splitTopLevel = (source: string): string[] => {
-  const parts: string[] = []
-  let depth = 0
-  let start = 0
-  for (let index = 0; index < source.length; index++) {
-    const char = source[index]
-    if (char === "(") depth++
-    else if (char === ")") depth--
-    else if (char === "," && depth === 0) {
-      parts.push(source.slice(start, index))
-      start = index + 1
-    }
-  }
-  parts.push(source.slice(start))
-  return parts
-}
-
-const setPattern = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/
-const comparePattern = /^([^\s!=<>]+)\s*(==|=|!=|>|<)\s*(.*)$/
-
-const parseRequirement = (part: string, source: string): LabelRequirement => {
-  if (part === "") throw selectorError(source, "found '', expected: identifier")
-  if (part.startsWith("!")) {
-    const key = checkKey(part.slice(1).trim(), source)
-    return { key, operator: "!exists" }
-  }
-  const set = setPattern.exec(part)
-  if (set !== null) {
-    const key = checkKey(set[1] ?? "", source)
-    const values = (set[3] ?? "")
-      .split(",")
-      .map((value) => value.trim())
-      .map((value) => checkValue(value, source))
-    return { key, operator: set[2] === "in" ? "in" : "notin", values: new Set(values) }
-  }
-  const compare = comparePattern.exec(part)
-  if (compare !== null) {
-    const key = checkKey(compare[1] ?? "", source)
-    const operator = compare[2]
-    const value = (compare[3] ?? "").trim()
-    if (operator === ">" || operator === "<") {
-      const bound = Number.parseInt(value, 10)
-      if (!Number.isInteger(bound) || String(bound) !== value)
-        throw selectorError(source, `for 'Gt', 'Lt' operators, the value must be an integer`)
-      return { key, operator, bound }
-    }
-    return { key, operator: operator === "!=" ? "!=" : "=", value: checkValue(value, source) }
-  }
-  return { key: checkKey(part, source), operator: "exists" }
-}
-
-const checkKey = (key: string, source: string): string => {
-  if (!keyPattern.test(key) || key.length > 317) throw selectorError(source, `invalid label key "${key}"`)
-  return key
-}
-
-const checkValue = (value: string, source: string): string => {
-  if (value.length > 63 || !valuePattern.test(value)) throw selectorError(source, `invalid label value: "${value}"`)
-  return value
-}
-
-const selectorError = (source: string, detail: string) =>
-  badRequest(`unable to parse requirement: ${detail} (in selector "${source}")`)
-
 const requirementMatches = (requirement: LabelRequirement, labels: Readonly<Record<string, string>>): boolean => {
   const present = Object.hasOwn(labels, requirement.key)
   const value = labels[requirement.key]
   switch (requirement.operator) {
     case "=":
-      return present && value === requirement.value
-    case "!=":
-      return !present || value !== requirement.value
     case "in":
-      return present && value !== undefined && requirement.values.has(value)
+      return present && value !== undefined && requirement.values.includes(value)
+    case "!=":
     case "notin":
-      return !present || value === undefined || !requirement.values.has(value)
+      return !present || value === undefined || !requirement.values.includes(value)
     case "exists":
       return present
-    case "!exists":
+    case "!":
       return !present
     case ">":
     case "<": {
-      if (!present || value === undefined) return false
-      const number = Number.parseInt(value, 10)
-      if (!Number.isInteger(number)) return false
-      return requirement.operator === ">" ? number > requirement.bound : number < requirement.bound
+      const bound = Number.parseInt(requirement.values[0] ?? "", 10)
+      const number = Number.parseInt(value ?? "", 10)
+      if (!present || !Number.isInteger(number) || !Number.isInteger(bound)) return false
+      return requirement.operator === ">" ? number > bound : number < bound
     }
   }
 }
