@@ -67,6 +67,10 @@ describe("kubectl against the simulated cluster", () => {
 
   const kubectl = (...args: string[]) => start(args).done
 
+  /** `kubectl exec` of `command` in the device-plugin container of `node`. */
+  const kubectlExec = (node: string, ...command: string[]) =>
+    kubectl("exec", "-n", cluster.namespace, cluster.podOf(node) ?? "", "-c", cluster.container, "--", ...command)
+
   const nodeOf = (model: string) => {
     const name = cluster.nodeNames().find((candidate) => cluster.node(candidate)?.model === model)
     if (name === undefined) throw new Error(`no ${model} node`)
@@ -126,18 +130,7 @@ describe("kubectl against the simulated cluster", () => {
 
   it("exec nvidia-smi -q -x prints the XML report and exits 0", async () => {
     const node = nodeOf("h100-hgx")
-    const result = await kubectl(
-      "exec",
-      "-n",
-      cluster.namespace,
-      cluster.podOf(node) ?? "",
-      "-c",
-      cluster.container,
-      "--",
-      "nvidia-smi",
-      "-q",
-      "-x",
-    )
+    const result = await kubectlExec(node, "nvidia-smi", "-q", "-x")
     expect(result.code).toBe(0)
     const report = parseReport(result.stdout)
     expect(report.gpus.map((gpu) => gpu.fields.uuid)).toEqual(cluster.node(node)?.gpus.map((gpu) => gpu.uuid))
@@ -147,18 +140,7 @@ describe("kubectl against the simulated cluster", () => {
     const node = nodeOf("l40s")
     cluster.setDriverFailure(node, "driver-not-loaded")
     try {
-      const result = await kubectl(
-        "exec",
-        "-n",
-        cluster.namespace,
-        cluster.podOf(node) ?? "",
-        "-c",
-        cluster.container,
-        "--",
-        "nvidia-smi",
-        "-q",
-        "-x",
-      )
+      const result = await kubectlExec(node, "nvidia-smi", "-q", "-x")
       expect(result.code).toBe(9)
       expect(result.stdout).toContain("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
       expect(result.stderr).toContain("command terminated with exit code 9")
@@ -169,18 +151,7 @@ describe("kubectl against the simulated cluster", () => {
 
   it("exec through a shell fails: the container has none", async () => {
     const node = nodeOf("t4")
-    const result = await kubectl(
-      "exec",
-      "-n",
-      cluster.namespace,
-      cluster.podOf(node) ?? "",
-      "-c",
-      cluster.container,
-      "--",
-      "/bin/sh",
-      "-c",
-      "nvidia-smi",
-    )
+    const result = await kubectlExec(node, "/bin/sh", "-c", "nvidia-smi")
     expect(result.code).not.toBe(0)
     expect(result.stderr).toContain("stat /bin/sh: no such file or directory")
   })
