@@ -89,7 +89,8 @@ const deadlineSlackMs = 1_000
 export class KubeApi extends Context.Service<
   KubeApi,
   {
-    readonly origin: KubeConfigOrigin | "given"
+    /** The kubeconfig file(s) read, `in-cluster`, or `given` for a configuration handed over by the caller. */
+    readonly origin: KubeConfigOrigin
     readonly listPods: (
       namespace: string,
       labelSelector: string,
@@ -114,7 +115,7 @@ export class KubeApi extends Context.Service<
   static readonly make = (
     config: KubeConfig,
     options: Omit<KubeApiOptions, "kubeconfig">,
-    origin: KubeConfigOrigin | "given" = "given",
+    origin: KubeConfigOrigin = "given",
   ): Effect.Effect<KubeApi["Service"]> =>
     Effect.gen(function* () {
       const bucket = yield* TokenBucket.make({ qps: options.qps, burst: options.burst })
