@@ -11,7 +11,8 @@ import {
 } from "@kubernetes/client-node"
 import { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js"
 import { Cause, Context, Duration, Effect, Layer, Queue, type Scope } from "effect"
-import WebSocket from "ws"
+import type WebSocket from "ws"
+import { openExecSocket } from "./ExecHandshake.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeConfigError, type KubeConfigOrigin, loadKubeConfig } from "./KubeConfigSource.ts"
 import * as TokenBucket from "./TokenBucket.ts"
@@ -217,7 +218,7 @@ export class KubeApi extends Context.Service<
         const handler = new WebSocketHandler(
           config,
           (uri, protocols, socketOptions) =>
-            new WebSocket(uri, protocols, { ...socketOptions, handshakeTimeout: options.execHandshakeTimeoutMs }),
+            openExecSocket(uri, protocols, socketOptions, options.execHandshakeTimeoutMs),
           { stdin: new Readable({ read() {} }), stdout: call.stdout, stderr: call.stderr },
         )
         const socket = yield* Effect.tryPromise({
