@@ -118,10 +118,12 @@ export const make = (
       })
     })
 
-    // Kept by the handler below, so the readings verdict needs no pass over every pod.
+    // Counted by the handler below, so the readings verdict needs no pass over every pod.
     let readyPods = 0
+    // The pod informer's cache once `start` returned; its handler may run before that.
     let podCount = () => 0
     let podsListed = () => false
+    // One WARN each time the selection becomes empty, not one per change while it stays empty.
     let zeroPodsWarned = false
     const warnWhenNoPods = Effect.suspend(() => {
       if (!podsListed() || podCount() > 0) {
