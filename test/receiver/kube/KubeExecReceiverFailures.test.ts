@@ -70,14 +70,14 @@ describe("kube_exec receiver: failures an operator can see", () => {
 
   it.live("a NAMESPACE without device-plugin pods: a WARN naming namespace and selector, readings not ready", () =>
     Effect.gen(function* () {
-      const harness = yield* startHarness({ config: { namespace: "gpu-serials" } })
+      const harness = yield* startHarness({ config: { namespace: "nvidia-device-plugin" } })
       yield* harness.receiver.ready
       yield* eventually("the WARN", () => harness.logEvents().some((event) => event.level === "warn"))
       const warnings = harness.logEvents().filter((event) => event.level === "warn")
       assert.strictEqual(warnings.length, 1)
-      assert.strictEqual(warnings[0]?.namespace, "gpu-serials")
+      assert.strictEqual(warnings[0]?.namespace, "nvidia-device-plugin")
       assert.strictEqual(warnings[0]?.labelSelector, harness.cluster.labelSelector)
-      assert.include(String(warnings[0]?.msg), '"gpu-serials"')
+      assert.include(String(warnings[0]?.msg), '"nvidia-device-plugin"')
       assert.include(String(warnings[0]?.msg), harness.cluster.labelSelector)
       const readings = yield* harness.receiver.readings
       assert.isFalse(readings.healthy)
