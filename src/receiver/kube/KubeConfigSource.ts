@@ -20,7 +20,7 @@ export class KubeConfigError extends Schema.TaggedError<KubeConfigError>()("Kube
 /** Where the configuration was found, for the start-up log line: the kubeconfig file(s) read, or `in-cluster`. */
 export type KubeConfigOrigin = string
 
-export const inCluster = "in-cluster"
+const inCluster = "in-cluster"
 
 const load = (source: string, fill: (config: KubeConfig) => void): Effect.Effect<KubeConfig, KubeConfigError> =>
   Effect.try({
