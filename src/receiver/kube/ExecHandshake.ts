@@ -5,6 +5,9 @@ import { KubeApiError, kindOfStatus, shortDetail, statusMessageOf } from "./Kube
 /** Enough of a refused upgrade's body for its Status message. */
 const statusBodyBytes = 16 * 1024
 
+/** A Status body comes with its headers; waiting longer than this only delays the failure. */
+const statusBodyWaitMs = 1_000
+
 /**
  * Opens the WebSocket of an exec session. When the API server refuses the upgrade (RBAC, a container the
  * pod does not have), `ws` would drop its Status body and report only `Unexpected server response: 400`;
@@ -38,7 +41,8 @@ export const openExecSocket = (
       socket.emit("error", refusal)
       socket.terminate()
     }
-    const deadline = setTimeout(report, handshakeTimeoutMs)
+    // Shorter than the socket's own handshake timeout, which would report the refusal without its status.
+    const deadline = setTimeout(report, Math.min(statusBodyWaitMs, handshakeTimeoutMs / 2))
     response.on("data", (chunk: Buffer) => {
       if (kept >= statusBodyBytes) return
       const part = chunk.subarray(0, statusBodyBytes - kept)
