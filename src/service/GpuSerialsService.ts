@@ -24,7 +24,7 @@ export interface GpuSerialsServiceOptions {
   readonly receiverTuning?: KubeExecTuning
 }
 
-const readinessNames = ["informers", "inventory", "exporters"] as const
+const readinessNames = ["informers", "readings", "inventory", "exporters"] as const
 const exporterStatsInterval = "5 seconds"
 
 /**
@@ -100,6 +100,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
       Effect.onError(() => Scope.close(receiverScope, Exit.void)),
     )
   yield* readiness.register("informers", receiver.health)
+  yield* readiness.register("readings", receiver.readings)
   const deliver = Queue.take(receiver.observations).pipe(Effect.flatMap(observe), Effect.forever)
   yield* Effect.addFinalizer(() =>
     Scope.close(receiverScope, Exit.void).pipe(

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { type AccessDenial, AccessRules } from "./api/AccessRules.ts"
 import { ApiServer } from "./api/ApiServer.ts"
 import type { JsonObject } from "./api/Json.ts"
 import type { DeletionPolicy } from "./api/ObjectWrites.ts"
@@ -68,6 +69,13 @@ export interface FaultControl {
   stallWatches(resource?: string): number
 }
 
+/** The cluster's RBAC, as the service account of gpu-serials meets it. */
+export interface AccessControl {
+  /** Answers matching requests 403 Forbidden from now on (e.g. `{ resource: "pods", subresource: "exec" }`). */
+  deny(denial: AccessDenial): void
+  allowAll(): void
+}
+
 export interface ChurnControl {
   setRates(rates: Partial<ChurnRates>): void
   readonly rates: ChurnRates
@@ -104,6 +112,7 @@ export interface SimulatedCluster {
   /** Changes the nvidia-smi run time from now on. */
   setExecLatency(latency: ExecLatency | number): void
   readonly faults: FaultControl
+  readonly access: AccessControl
   readonly churn: ChurnControl
   /** Drops the watch history: resuming from any earlier resourceVersion is now 410 Gone. */
   compactHistory(): void
@@ -167,6 +176,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
   for (const host of fleet.hosts.values()) daemonSet.schedule(host.machine.nodeName, true)
 
   const faults = new FaultPlan(options.faults ?? {}, root.fork("faults"))
+  const access = new AccessRules("system:serviceaccount:gpu-serials:gpu-serials")
   const runtime = new ContainerRuntime({
     fleet,
     gpuContainer: container,
@@ -186,7 +196,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       openWatches,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
       defaultWatchTimeoutSeconds: () => options.watchTimeoutSeconds ?? watchRandom.int(1800, 3600),
-      gate: faults.gate,
+      gate: (facts) => access.refusal(facts) ?? faults.gate(facts),
       deletion: (kind) => (kind === pods ? daemonSet.deletion : immediateDeletion(store)),
       exec,
       now,
@@ -308,6 +318,10 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       clear: () => faults.clear(),
       dropWatches: (resource) => openWatches.drop(resource),
       stallWatches: (resource) => openWatches.stall(resource),
+    },
+    access: {
+      deny: (denial) => access.deny(denial),
+      allowAll: () => access.allowAll(),
     },
     churn: {
       setRates: (rates) => churn.setRates(rates),

@@ -22,6 +22,7 @@ export const metricNames = {
   workQueueGiveUps: "gpu_serials_workqueue_give_ups_total",
   gpusKnown: "gpu_serials_gpus_known",
   nodesKnown: "gpu_serials_nodes_known",
+  nodesFailing: "gpu_serials_nodes_failing",
   gpusKnownByModel: "gpu_serials_gpus_known_by_model",
   inventoryEvents: "gpu_serials_inventory_events_total",
   leader: "gpu_serials_leader",
@@ -41,6 +42,7 @@ const labelLimits = { errorKind: 64, exporter: 32, reason: 16, model: 64 } as co
 
 interface ObservedState {
   depth: () => number
+  failingNodes: () => ReadonlyMap<string, number>
   inventory: () => InventorySnapshot
   exporters: Map<string, ExporterStats>
   leading: boolean
@@ -126,6 +128,10 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
       description: "Nodes with GPUs in the known inventory.",
       valueType: ValueType.INT,
     })
+    const nodesFailing = meter.createObservableGauge(metricNames.nodesFailing, {
+      description: "Nodes whose last reading failed, by error kind.",
+      valueType: ValueType.INT,
+    })
     const gpusKnownByModel = meter.createObservableGauge(metricNames.gpusKnownByModel, {
       description: "GPUs in the known inventory by product name.",
       valueType: ValueType.INT,
@@ -141,11 +147,15 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
 
     const state: ObservedState = {
       depth: () => 0,
+      failingNodes: () => new Map(),
       inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
       exporters: new Map(),
       leading: false,
       lastSuccessfulReadingSeconds: undefined,
     }
+
+    // An error kind once seen keeps its series at 0 when no node fails with it, so recoveries show.
+    const failingKindsSeen = new Set<string>()
 
     const observeAll: BatchObservableCallback = (observer) => {
       for (const [exporter, stats] of state.exporters) {
@@ -166,6 +176,13 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
         byModel.set(label, (byModel.get(label) ?? 0) + nonNegative(count))
       }
       for (const [model, count] of byModel) observer.observe(gpusKnownByModel, count, { model })
+      const failing = new Map<string, number>()
+      for (const [kind, count] of state.failingNodes()) {
+        const label = errorKinds.value(kind)
+        failing.set(label, (failing.get(label) ?? 0) + nonNegative(count))
+      }
+      for (const kind of failing.keys()) failingKindsSeen.add(kind)
+      for (const kind of failingKindsSeen) observer.observe(nodesFailing, failing.get(kind) ?? 0, { error_kind: kind })
       observer.observe(leader, state.leading ? 1 : 0)
       if (state.lastSuccessfulReadingSeconds !== undefined) {
         observer.observe(lastSuccessfulReading, state.lastSuccessfulReadingSeconds)
@@ -180,6 +197,7 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
       workQueueDepth,
       gpusKnown,
       nodesKnown,
+      nodesFailing,
       gpusKnownByModel,
       leader,
       lastSuccessfulReading,
@@ -222,6 +240,10 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
       observeWorkQueueDepth: (depth) =>
         Effect.sync(() => {
           state.depth = depth
+        }),
+      observeFailingNodes: (byKind) =>
+        Effect.sync(() => {
+          state.failingNodes = byKind
         }),
       observeInventory: (snapshot) =>
         Effect.sync(() => {

@@ -35,6 +35,8 @@ export class ServiceMetrics extends Context.Service<
     readonly leaderChanged: (leading: boolean) => Effect.Effect<void>
     /** Registers the source of the work-queue depth gauge (read when metrics are collected). */
     readonly observeWorkQueueDepth: (depth: () => number) => Effect.Effect<void>
+    /** Registers the source of the failing-nodes gauge: nodes whose last reading failed, by error kind. */
+    readonly observeFailingNodes: (byKind: () => ReadonlyMap<string, number>) => Effect.Effect<void>
     /** Registers the source of the GPUs/nodes known gauges. */
     readonly observeInventory: (snapshot: () => InventorySnapshot) => Effect.Effect<void>
     /** Latest exporter counters by exporter id; the service refreshes them periodically. */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest"
 import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { checkMetrics } from "../telemetry/Promtool.ts"
 import { eventsOf, eventually, type RunningService, serviceConfig, startService } from "./ServiceHarness.ts"
 
 const mix = { "gb200-nvl72": 2, "h100-hgx": 1, "a100-mig": 1, t4: 1, "broken-driver": 1 } as const
@@ -126,5 +127,64 @@ describe("gpu-serials service against the simulated cluster", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000))
     const added = eventsOf(running.events, "added").map((event) => event.record.uuid)
     expect([...added].sort()).toEqual(expected)
+  })
+})
+
+describe("gpu-serials service: failures an operator can see", () => {
+  it("a wrong CONTAINER: /readyz names it under readings, /metrics counts the failing nodes, the logs say why", async () => {
+    cluster = await startSimulatedCluster({ nodes: 3, modelMix: { t4: 1 }, seed: "e2e-container", execLatency: 5 })
+    service = await startService(serviceConfig(cluster, ["--container", "nvidia-device-plugin-ctr"]))
+    const running = service
+    await eventually(running, "the ERROR line", () => running.logs.some((line) => line.level === "error"))
+
+    const started = running.logs.find((line) => line.msg === "kube_exec receiver starting")
+    expect(started?.kubeconfig).toBe(cluster.kubeconfigPath)
+    const warnings = running.logs.filter((line) => line.level === "warn" && line.kind === "exec-container-not-found")
+    expect(new Set(warnings.map((line) => line.node))).toEqual(new Set(cluster.nodeNames()))
+    expect(running.logs.find((line) => line.level === "error")?.setting).toBe("CONTAINER")
+
+    const ready = await fetchText(running.port(), "/readyz")
+    expect(ready.status).toBe(503)
+    const checks = (JSON.parse(ready.body) as { checks: Record<string, string> }).checks
+    expect(checks.readings).toContain("check CONTAINER")
+    expect(checks.informers).toBe("ok")
+
+    const metrics = await fetchText(running.port(), "/metrics")
+    expect(metrics.body).toMatch(/^gpu_serials_nodes_failing\{[^}]*error_kind="exec-container-not-found"[^}]*\} 3$/m)
+    const verdict = await checkMetrics(metrics.body)
+    expect(verdict.problems).toEqual([])
+    expect(verdict.exitCode).toBe(0)
+  })
+
+  it("forbidden exec fails readings with RBAC named; once allowed, /readyz passes and the gauge drops to 0", async () => {
+    cluster = await startSimulatedCluster({ nodes: 2, modelMix: { t4: 1 }, seed: "e2e-rbac", execLatency: 5 })
+    cluster.access.deny({ resource: "pods", subresource: "exec" })
+    service = await startService(serviceConfig(cluster, ["--resync", "300ms"]))
+    const running = service
+    const sim = cluster
+    await eventually(running, "the ERROR line", () => running.logs.some((line) => line.level === "error"))
+    const refused = await fetchText(running.port(), "/readyz")
+    expect(refused.status).toBe(503)
+    expect(refused.body).toContain("check RBAC")
+    expect((await fetchText(running.port(), "/metrics")).body).toMatch(
+      /^gpu_serials_nodes_failing\{[^}]*error_kind="exec-forbidden"[^}]*\} 2$/m,
+    )
+
+    sim.access.allowAll()
+    await eventually(
+      running,
+      "every GPU added",
+      () => eventsOf(running.events, "added").length === healthyGpus(sim).length,
+    )
+    let ready = await fetchText(running.port(), "/readyz")
+    for (let attempt = 0; attempt < 40 && ready.status !== 200; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      ready = await fetchText(running.port(), "/readyz")
+    }
+    expect(ready.status).toBe(200)
+    expect((await fetchText(running.port(), "/metrics")).body).toMatch(
+      /^gpu_serials_nodes_failing\{[^}]*error_kind="exec-forbidden"[^}]*\} 0$/m,
+    )
+    expect(running.logs.filter((line) => line.msg === "node reading recovered").length).toBe(2)
   })
 })

@@ -13,6 +13,7 @@ export interface RecordedMetrics {
   readonly leading: Array<boolean>
   readonly exportWrites: Array<{ readonly exporter: string; readonly ok: boolean }>
   workQueueDepth: () => number
+  failingNodes: () => ReadonlyMap<string, number>
   inventory: () => InventorySnapshot
 }
 
@@ -30,6 +31,7 @@ export const recordingMetrics = (): {
     leading: [],
     exportWrites: [],
     workQueueDepth: () => 0,
+    failingNodes: () => new Map(),
     inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
   }
   const record = (action: () => void) => Effect.sync(action)
@@ -52,6 +54,10 @@ export const recordingMetrics = (): {
       observeWorkQueueDepth: (depth) =>
         record(() => {
           recorded.workQueueDepth = depth
+        }),
+      observeFailingNodes: (byKind) =>
+        record(() => {
+          recorded.failingNodes = byKind
         }),
       observeInventory: (snapshot) =>
         record(() => {

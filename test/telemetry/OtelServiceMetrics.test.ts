@@ -34,6 +34,7 @@ const recordSomeOfEach = Effect.gen(function* () {
   yield* metrics.inventoryEvents("moved", 0)
   yield* metrics.leaderChanged(true)
   yield* metrics.observeWorkQueueDepth(() => 7)
+  yield* metrics.observeFailingNodes(() => new Map([["driver-not-loaded", 1]]))
   yield* metrics.observeInventory(() => ({
     gpus: 12,
     nodes: 2,
@@ -126,6 +127,7 @@ describe("OtelServiceMetrics", () => {
       assert.strictEqual(seriesValue(samples, metricNames.leader), 1)
       assert.strictEqual(seriesValue(samples, metricNames.gpusKnown), 12)
       assert.strictEqual(seriesValue(samples, metricNames.nodesKnown), 2)
+      assert.strictEqual(seriesValue(samples, metricNames.nodesFailing, { error_kind: "driver-not-loaded" }), 1)
       assert.strictEqual(seriesValue(samples, metricNames.gpusKnownByModel, { model: "NVIDIA H100 80GB HBM3" }), 8)
       assert.strictEqual(seriesValue(samples, metricNames.gpusKnownByModel, { model: "NVIDIA GB200" }), 4)
 
@@ -176,6 +178,33 @@ describe("OtelServiceMetrics", () => {
       assert.strictEqual(
         after.reduce((total, sample) => total + sample.value, 0),
         800,
+      )
+    }).pipe(Effect.provide(telemetryLayer())),
+  )
+
+  it.live("counts failing nodes by bounded error kind, a recovered kind showing 0", () =>
+    Effect.gen(function* () {
+      const metrics = yield* ServiceMetrics
+      let failing = new Map([
+        ["driver-not-loaded", 2],
+        ["exec-forbidden", 1],
+      ])
+      yield* metrics.observeFailingNodes(() => failing)
+      const first = parseSamples(yield* scrape)
+      assert.strictEqual(seriesValue(first, metricNames.nodesFailing, { error_kind: "driver-not-loaded" }), 2)
+      assert.strictEqual(seriesValue(first, metricNames.nodesFailing, { error_kind: "exec-forbidden" }), 1)
+
+      failing = new Map([["driver-not-loaded", 1]])
+      const second = parseSamples(yield* scrape)
+      assert.strictEqual(seriesValue(second, metricNames.nodesFailing, { error_kind: "driver-not-loaded" }), 1)
+      assert.strictEqual(seriesValue(second, metricNames.nodesFailing, { error_kind: "exec-forbidden" }), 0)
+
+      failing = new Map(Array.from({ length: 200 }, (_, index) => [`kind-${index}`, 1]))
+      const flood = samplesOf(parseSamples(yield* scrape), metricNames.nodesFailing)
+      assert.isAtMost(flood.length, 65)
+      assert.strictEqual(
+        flood.reduce((total, sample) => total + sample.value, 0),
+        200,
       )
     }).pipe(Effect.provide(telemetryLayer())),
   )

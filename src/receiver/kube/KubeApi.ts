@@ -11,7 +11,8 @@ import {
 } from "@kubernetes/client-node"
 import { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js"
 import { Cause, Context, Duration, Effect, Layer, Queue, type Scope } from "effect"
-import WebSocket from "ws"
+import type WebSocket from "ws"
+import { openExecSocket } from "./ExecHandshake.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeConfigError, type KubeConfigOrigin, loadKubeConfig } from "./KubeConfigSource.ts"
 import * as TokenBucket from "./TokenBucket.ts"
@@ -89,7 +90,8 @@ const deadlineSlackMs = 1_000
 export class KubeApi extends Context.Service<
   KubeApi,
   {
-    readonly origin: KubeConfigOrigin | "given"
+    /** The kubeconfig file(s) read, `in-cluster`, or `given` for a configuration handed over by the caller. */
+    readonly origin: KubeConfigOrigin
     readonly listPods: (
       namespace: string,
       labelSelector: string,
@@ -114,7 +116,7 @@ export class KubeApi extends Context.Service<
   static readonly make = (
     config: KubeConfig,
     options: Omit<KubeApiOptions, "kubeconfig">,
-    origin: KubeConfigOrigin | "given" = "given",
+    origin: KubeConfigOrigin = "given",
   ): Effect.Effect<KubeApi["Service"]> =>
     Effect.gen(function* () {
       const bucket = yield* TokenBucket.make({ qps: options.qps, burst: options.burst })
@@ -216,7 +218,7 @@ export class KubeApi extends Context.Service<
         const handler = new WebSocketHandler(
           config,
           (uri, protocols, socketOptions) =>
-            new WebSocket(uri, protocols, { ...socketOptions, handshakeTimeout: options.execHandshakeTimeoutMs }),
+            openExecSocket(uri, protocols, socketOptions, options.execHandshakeTimeoutMs),
           { stdin: new Readable({ read() {} }), stdout: call.stdout, stderr: call.stderr },
         )
         const socket = yield* Effect.tryPromise({

@@ -29,7 +29,7 @@ export class KubeApiError extends Schema.TaggedError<KubeApiError>()("KubeApiErr
 
 const detailLength = 160
 
-const shortDetail = (text: string): string => {
+export const shortDetail = (text: string): string => {
   const line = text.replace(/\s+/g, " ").trim()
   return line.length > detailLength ? `${line.slice(0, detailLength - 1)}…` : line
 }
@@ -38,7 +38,7 @@ export const kindOfStatus = (status: number): KubeApiFailureKind =>
   status === 429 ? "throttled" : status === 410 ? "gone" : status >= 500 ? "server-error" : "rejected"
 
 /** The `message` of a Kubernetes Status body, whether it arrives parsed or as JSON text. */
-const statusMessageOf = (body: unknown): string | undefined => {
+export const statusMessageOf = (body: unknown): string | undefined => {
   let parsed: unknown = body
   if (Predicate.isString(body)) {
     try {
@@ -74,6 +74,10 @@ const messageOf = (cause: unknown): string => {
 export const kubeApiErrorOf = (operation: string, cause: unknown): KubeApiError => {
   if (cause instanceof KubeApiError) {
     return cause
+  }
+  // A WebSocket error event carries the error it reports.
+  if (Predicate.hasProperty(cause, "error") && cause.error instanceof KubeApiError) {
+    return cause.error
   }
   if (cause instanceof ApiException) {
     const status = cause.code

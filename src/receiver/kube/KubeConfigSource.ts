@@ -17,8 +17,10 @@ export class KubeConfigError extends Schema.TaggedError<KubeConfigError>()("Kube
   }
 }
 
-/** Where the configuration was found, for the start-up log line. */
-export type KubeConfigOrigin = "kubeconfig" | "in-cluster" | "default-kubeconfig"
+/** Where the configuration was found, for the start-up log line: the kubeconfig file(s) read, or `in-cluster`. */
+export type KubeConfigOrigin = string
+
+const inCluster = "in-cluster"
 
 const load = (source: string, fill: (config: KubeConfig) => void): Effect.Effect<KubeConfig, KubeConfigError> =>
   Effect.try({
@@ -53,17 +55,17 @@ export const loadKubeConfig = (
         more.loadFromFile(file)
         config.mergeConfig(more)
       }
-    }).pipe(Effect.map((config) => ({ config, origin: "kubeconfig" as const })))
+    }).pipe(Effect.map((config) => ({ config, origin: files.join(delimiter) })))
   }
   if (existsSync(serviceAccountTokenPath)) {
     return load("the pod's service account", (config) => config.loadFromCluster()).pipe(
-      Effect.map((config) => ({ config, origin: "in-cluster" as const })),
+      Effect.map((config) => ({ config, origin: inCluster })),
     )
   }
   const defaultPath = join(homedir(), ".kube", "config")
   if (existsSync(defaultPath)) {
     return load(defaultPath, (config) => config.loadFromFile(defaultPath)).pipe(
-      Effect.map((config) => ({ config, origin: "default-kubeconfig" as const })),
+      Effect.map((config) => ({ config, origin: defaultPath })),
     )
   }
   return Effect.fail(

@@ -3,9 +3,11 @@ import { Clock, Duration, Effect, Fiber, Result } from "effect"
 import type { Health } from "../../component/Component.ts"
 import type { KubeExecConfig } from "../../config/ServiceConfig.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
+import { outputExcerpt } from "../../nvsmi/OutputExcerpt.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { nodeRefOf } from "./ClusterNode.ts"
 import { type DevicePluginPod, podRefOf } from "./DevicePluginPod.ts"
+import { defaultFailingNodesOptions, FailingNodes, type FailingNodesOptions } from "./FailingNodes.ts"
 import type { BackoffPolicy } from "./KeyBackoff.ts"
 import { KubeApi } from "./KubeApi.ts"
 import * as NodeInformer from "./NodeInformer.ts"
@@ -13,6 +15,7 @@ import * as NvidiaSmiReader from "./NvidiaSmiReader.ts"
 import * as ObservationOutlet from "./ObservationOutlet.ts"
 import * as PodInformer from "./PodInformer.ts"
 import { type ReadFailure, readFailure, readingFailureOf } from "./ReadFailure.ts"
+import { type ReadingsVerdict, readingsVerdict } from "./ReadingsVerdict.ts"
 import { defaultInformerOptions, type InformerOptions } from "./ResourceInformer.ts"
 import * as WorkQueue from "./WorkQueue.ts"
 
@@ -30,6 +33,12 @@ export interface KubeExecReceiver {
   readonly isReady: Effect.Effect<boolean>
   /** Unhealthy before the first lists and while listing or watching fails. */
   readonly health: Effect.Effect<Health>
+  /**
+   * Whether readings work (see `ReadingsVerdict`): unhealthy when no pod matches the selection, or once
+   * every ready pod's node was read, when no reading ever succeeded or every node fails with the same
+   * configuration kind; healthy again after a success.
+   */
+  readonly readings: Effect.Effect<Health>
 }
 
 /** Internals of the receiver that the config does not expose; the defaults suit production. */
@@ -43,6 +52,8 @@ export interface KubeExecTuning {
   readonly observationBuffer: number
   /** How long closing waits for in-flight pods beyond their own deadline. */
   readonly shutdownGraceMs: number
+  /** How often a node logs the same failure kind, and how many failing nodes are remembered. */
+  readonly failingNodes: FailingNodesOptions
 }
 
 export const defaultTuning: KubeExecTuning = {
@@ -51,6 +62,7 @@ export const defaultTuning: KubeExecTuning = {
   informer: defaultInformerOptions,
   observationBuffer: 1_024,
   shutdownGraceMs: 2_000,
+  failingNodes: defaultFailingNodesOptions,
 }
 
 /**
@@ -74,6 +86,8 @@ export const make = (
       container: config.container,
     })
     const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
+    const failing = new FailingNodes(tuning.failingNodes)
+    yield* metrics.observeFailingNodes(() => failing.failingByKind())
 
     const nodes = yield* NodeInformer.start(api, tuning.informer, (change) => {
       if (change._tag !== "Deleted") {
@@ -81,6 +95,7 @@ export const make = (
       }
       const node = change.object
       reader.forget(node.key)
+      failing.forget(node.key)
       return now.pipe(
         Effect.flatMap((time) =>
           outlet.handOff({ _tag: "NodeGone", node: nodeRefOf(node.key, node), time, reason: "node-deleted" }),
@@ -103,6 +118,25 @@ export const make = (
       })
     })
 
+    // Counted by the handler below, so the readings verdict needs no pass over every pod.
+    let readyPods = 0
+    // The pod informer's cache once `start` returned; its handler may run before that.
+    let podCount = () => 0
+    let podsListed = () => false
+    // One WARN each time the selection becomes empty, not one per change while it stays empty.
+    let zeroPodsWarned = false
+    const warnWhenNoPods = Effect.suspend(() => {
+      if (!podsListed() || podCount() > 0) {
+        zeroPodsWarned = false
+        return Effect.void
+      }
+      if (zeroPodsWarned) return Effect.void
+      zeroPodsWarned = true
+      return Effect.logWarning(
+        `no pod in namespace "${config.namespace}" matches label selector "${config.labelSelector}": nothing to read; check NAMESPACE and LABEL_SELECTOR`,
+      ).pipe(Effect.annotateLogs({ namespace: config.namespace, labelSelector: config.labelSelector }))
+    })
+
     const pods = yield* PodInformer.start(
       api,
       { namespace: config.namespace, labelSelector: config.labelSelector },
@@ -110,18 +144,25 @@ export const make = (
       (change) => {
         switch (change._tag) {
           case "Added":
+            zeroPodsWarned = false
+            if (change.object.ready) readyPods++
             return change.object.ready ? queue.add(change.object.key) : Effect.void
           case "Updated": {
+            readyPods += Number(change.object.ready) - Number(change.previous.ready)
             // A pod recreated under the same name is a new pod: the old one is gone.
             const replaced = change.previous.uid !== "" && change.previous.uid !== change.object.uid
             const gone = replaced ? podGone(change.previous) : Effect.void
             return gone.pipe(Effect.andThen(change.object.ready ? queue.add(change.object.key) : Effect.void))
           }
           case "Deleted":
-            return podGone(change.object)
+            if (change.object.ready) readyPods--
+            return podGone(change.object).pipe(Effect.andThen(warnWhenNoPods))
         }
       },
     )
+    podCount = pods.size
+    podsListed = pods.isSynced
+    yield* pods.synced.pipe(Effect.andThen(warnWhenNoPods), Effect.forkScoped)
     const ready = Effect.all([nodes.synced, pods.synced], { discard: true })
     const isReady = () => nodes.isSynced() && pods.isSynced()
     yield* metrics.observeWorkQueueDepth(queue.depth)
@@ -130,6 +171,53 @@ export const make = (
     const podCurrent = (pod: DevicePluginPod) => () => pods.get(pod.key)?.uid === pod.uid
     /** Whether a reading of `pod` still describes the cluster: neither the pod nor its node was deleted meanwhile. */
     const readingCurrent = (pod: DevicePluginPod) => () => podCurrent(pod)() && nodes.get(pod.nodeName) !== undefined
+
+    const verdict = (): ReadingsVerdict =>
+      readingsVerdict(failing.summary(), {
+        namespace: config.namespace,
+        labelSelector: config.labelSelector,
+        container: config.container,
+        listed: pods.isSynced(),
+        pods: pods.size(),
+        readyPods,
+      })
+
+    // One ERROR line when readings start failing as a whole, and again if the kind behind it changes.
+    let failingKindLogged: string | undefined
+    const judgeReadings = Effect.suspend(() => {
+      const current = verdict()
+      if (current._tag !== "Failing") {
+        failingKindLogged = undefined
+        return Effect.void
+      }
+      if (failingKindLogged === current.kind) return Effect.void
+      failingKindLogged = current.kind
+      return Effect.logError(`readings fail: ${current.reason}`).pipe(
+        Effect.annotateLogs({
+          kind: current.kind,
+          ...(current.setting === undefined ? {} : { setting: current.setting }),
+        }),
+      )
+    })
+
+    /** A reading that failed for good: one WARN line per node and kind per interval, with the repeats held back. */
+    const reportFailure = Effect.fnUntraced(function* (pod: DevicePluginPod, failure: ReadFailure, attempts: number) {
+      const decision = failing.failed(pod.nodeName, failure.kind, yield* Clock.currentTimeMillis)
+      if (decision._tag === "Log") {
+        yield* Effect.logWarning("node reading failed; the pod is read again at its next update or resync").pipe(
+          Effect.annotateLogs({
+            node: pod.nodeName,
+            pod: pod.key,
+            kind: failure.kind,
+            attempts,
+            reason: failure.detail,
+            ...(failure.excerpt === undefined ? {} : { excerpt: outputExcerpt(failure.excerpt) }),
+            ...(decision.suppressed > 0 ? { suppressed: decision.suppressed } : {}),
+          }),
+        )
+      }
+      yield* judgeReadings
+    })
 
     const giveUpOrRetry = Effect.fnUntraced(function* (
       pod: DevicePluginPod,
@@ -152,16 +240,8 @@ export const make = (
       yield* queue.forget(pod.key)
       if (failure.transient) {
         yield* metrics.workQueueGaveUp(failure.kind)
-        yield* Effect.logWarning("giving up on pod until its next update or resync").pipe(
-          Effect.annotateLogs({
-            pod: pod.key,
-            node: pod.nodeName,
-            kind: failure.kind,
-            attempts,
-            reason: failure.detail,
-          }),
-        )
       }
+      yield* reportFailure(pod, failure, attempts)
       // A failure is reported even when the pod's deadline has passed, within a deadline of its own.
       const reportBy = Math.max(deadlineMillis, (yield* Clock.currentTimeMillis) + config.timeoutMs)
       const outcome = yield* outlet.handOff(
@@ -202,6 +282,13 @@ export const make = (
       const time = yield* now
       yield* metrics.readingFinished({ result: reading.failures.length > 0 ? "partial" : "ok" })
       yield* metrics.readingSucceededAt(time)
+      const recoveredFrom = failing.succeeded(pod.nodeName)
+      if (recoveredFrom !== undefined) {
+        yield* Effect.logInfo("node reading recovered").pipe(
+          Effect.annotateLogs({ node: pod.nodeName, pod: pod.key, kind: recoveredFrom }),
+        )
+      }
+      yield* judgeReadings
       const handOff = yield* outlet.handOff(
         { _tag: "NodeRead", node: nodeRefOf(pod.nodeName, node), pod: podRefOf(pod), time, reading },
         { deadlineMillis, stillCurrent: readingCurrent(pod) },
@@ -270,5 +357,9 @@ export const make = (
           return { healthy: false, message: unhealthy.map((health) => health.message ?? "unhealthy").join("; ") }
         }),
       ),
+      readings: Effect.sync((): Health => {
+        const current = verdict()
+        return current._tag === "Ready" ? { healthy: true } : { healthy: false, message: current.reason }
+      }),
     }
   })

@@ -64,6 +64,7 @@ export const defaultInformerOptions: InformerOptions = {
 export interface ResourceInformer<T extends CachedObject> {
   readonly get: (key: string) => T | undefined
   readonly values: () => IterableIterator<T>
+  readonly size: () => number
   /** Completes once the first list was stored (and its changes handled). */
   readonly synced: Effect.Effect<void>
   readonly isSynced: () => boolean
@@ -264,6 +265,7 @@ export const start = <T extends CachedObject>(
     return {
       get: (key) => cache.get(key),
       values: () => cache.values(),
+      size: () => cache.size,
       synced: Deferred.await(listed),
       isSynced: () => synced,
       health: Effect.sync(() => {

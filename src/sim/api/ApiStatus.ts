@@ -4,6 +4,7 @@ import type { JsonObject } from "./Json.ts"
 export type StatusReason =
   | "BadRequest"
   | "Unauthorized"
+  | "Forbidden"
   | "NotFound"
   | "AlreadyExists"
   | "Conflict"
@@ -104,6 +105,29 @@ export const conflict = (resource: string, group: string, name: string): ApiErro
     `Operation cannot be fulfilled on ${qualified(resource, group)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
     { name, ...(group === "" ? {} : { group }), kind: resource },
   )
+
+/**
+ * What RBAC answers a request it does not allow, in the API server's words: `pods "x" is forbidden: User
+ * "…" cannot create resource "pods/exec" in API group "" in the namespace "ns"`.
+ */
+export const forbidden = (
+  user: string,
+  verb: string,
+  resource: string,
+  subresource: string,
+  namespace: string,
+  name: string,
+): ApiError => {
+  const target = name === "" ? resource : `${resource} "${name}"`
+  const what = subresource === "" ? resource : `${resource}/${subresource}`
+  const scope = namespace === "" ? "at the cluster scope" : `in the namespace "${namespace}"`
+  return new ApiError(
+    403,
+    "Forbidden",
+    `${target} is forbidden: User "${user}" cannot ${verb} resource "${what}" in API group "" ${scope}`,
+    { ...(name === "" ? {} : { name }), kind: resource },
+  )
+}
 
 export const badRequest = (message: string): ApiError => new ApiError(400, "BadRequest", message)
 

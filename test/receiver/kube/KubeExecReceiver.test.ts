@@ -169,7 +169,7 @@ describe("kube_exec receiver: failures", () => {
       assert.strictEqual(harness.metrics.workQueueRetries.count, 2)
       const giveUps = harness
         .logEvents()
-        .filter((event) => event.msg === "giving up on pod until its next update or resync")
+        .filter((event) => event.msg === "node reading failed; the pod is read again at its next update or resync")
       assert.strictEqual(giveUps.length, 1)
       assert.strictEqual(giveUps[0]?.level, "warn")
       assert.strictEqual(giveUps[0]?.kind, "exec-timeout")

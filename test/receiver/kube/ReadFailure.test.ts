@@ -23,9 +23,31 @@ describe("read failures", () => {
 
   it("does not retry a rejected exec or a command that cannot start", () => {
     expect(
-      failureOfExec(new KubeApiError({ operation: "exec", kind: "rejected", status: 403, detail: "x" })),
+      failureOfExec(new KubeApiError({ operation: "exec", kind: "rejected", status: 400, detail: "bad request" })),
     ).toMatchObject({ kind: "exec-rejected", transient: false })
     expect(readFailure("exec-not-started", "no such file").transient).toBe(false)
+  })
+
+  it("tells RBAC (403) and a container the pod does not have (400 naming it) from other rejections", () => {
+    const rejected = (status: number, detail: string) =>
+      failureOfExec(new KubeApiError({ operation: "exec", kind: "rejected", status, detail }))
+    expect(
+      rejected(403, 'pods "p" is forbidden: User "u" cannot create resource "pods/exec" in API group ""'),
+    ).toMatchObject({ kind: "exec-forbidden", transient: false })
+    expect(rejected(400, "container nvidia-device-plugin-ctr is not valid for pod p")).toMatchObject({
+      kind: "exec-container-not-found",
+      transient: false,
+    })
+    expect(rejected(400, "a container name must be specified for pod p, choose one of: [a b]").kind).toBe(
+      "exec-container-not-found",
+    )
+    expect(rejected(404, 'pods "p" not found').kind).toBe("exec-rejected")
+  })
+
+  it("keeps nvidia-smi's excerpt, never more", () => {
+    const failure = failureOfNvsmi(new DriverNotLoaded({ excerpt: "NVIDIA-SMI has failed" }))
+    expect(failure.excerpt).toBe("NVIDIA-SMI has failed")
+    expect(failureOfNvsmi(new TruncatedOutput({ detail: "unclosed tag" })).excerpt).toBeUndefined()
   })
 })
 
