@@ -107,8 +107,10 @@ const defectMessage = (defect: unknown): string =>
   defect instanceof Error ? defect.message : typeof defect === "string" ? defect : "unexpected sink failure"
 
 /** A duration in whole seconds, as health reasons and log lines show it. */
-const wholeSeconds = (millis: number): string =>
-  Duration.format(Duration.seconds(Math.max(1, Math.round(millis / 1000))))
+const wholeSeconds = (millis: number): string => {
+  const seconds = Math.round(millis / 1000)
+  return seconds === 0 ? "0s" : Duration.format(Duration.seconds(seconds))
+}
 
 /**
  * Turns a `Sink` into an `Exporter`, as the Collector's exporterhelper does: a bounded buffer of
