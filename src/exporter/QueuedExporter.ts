@@ -1,5 +1,6 @@
 import {
   Clock,
+  Deferred,
   Duration,
   Effect,
   Exit,
@@ -119,8 +120,8 @@ const wholeSeconds = (millis: number): string => {
  * randomized exponential backoff bounded by `retry.maxElapsed` (see `nextRetry`), and one log line
  * when retrying starts, one when writes succeed again and one per batch given up. While a batch is
  * being retried, health says why and for how long. Closing the scope
- * stops accepting records, writes what is held within `shutdownTimeout`, drops and reports the
- * rest, then closes the sink.
+ * stops accepting records, cuts a retry backoff under way short, writes what is held within
+ * `shutdownTimeout`, drops and reports the rest, then closes the sink.
  */
 export const make = Effect.fnUntraced(function* (
   options: QueuedExporterOptions,
@@ -128,6 +129,7 @@ export const make = Effect.fnUntraced(function* (
   const { id, sink, settings } = options
   const shutdownTimeout = options.shutdownTimeout ?? Duration.seconds(5)
   const ledger = yield* SubscriptionRef.make(emptyLedger)
+  const closing = yield* Deferred.make<void>()
   const buffer = yield* Queue.dropping<InventoryEvent>(settings.queueSize)
   const annotate = Effect.annotateLogs({ exporter: id })
   const metrics = yield* Effect.serviceOption(ServiceMetrics)
@@ -266,7 +268,10 @@ export const make = Effect.fnUntraced(function* (
           annotate,
         )
       }
-      yield* Effect.sleep(decision.delay)
+      // A backoff under way when the exporter starts closing ends at once: the shutdown deadline is
+      // better spent on one more attempt than on waiting; later backoffs run their course.
+      const backoff = Effect.sleep(decision.delay)
+      yield* (yield* Deferred.isDone(closing)) ? backoff : Effect.raceFirst(backoff, Deferred.await(closing))
     }
   })
 
@@ -290,6 +295,7 @@ export const make = Effect.fnUntraced(function* (
   yield* Effect.addFinalizer(() =>
     Effect.gen(function* () {
       yield* SubscriptionRef.update(ledger, (current) => ({ ...current, closed: true }))
+      yield* Deferred.succeed(closing, undefined)
       yield* waitUntilSettled(shutdownTimeout)
       yield* Fiber.interrupt(worker).pipe(Effect.timeoutOption(shutdownTimeout), Effect.interruptible)
       const unwritten = yield* SubscriptionRef.modify(ledger, (current) => {

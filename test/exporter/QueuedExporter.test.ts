@@ -424,6 +424,30 @@ describe("QueuedExporter", () => {
     }),
   )
 
+  it.effect("closing its scope while a batch waits for its next retry tries it at once", () =>
+    Effect.gen(function* () {
+      const { sink, secondsSinceFirst } = timedSink((attempt) =>
+        attempt === 1 ? Effect.fail(unavailable) : Effect.void,
+      )
+      const scope = yield* Scope.make()
+      const exporter = yield* QueuedExporter.make({
+        id: "otlp",
+        sink,
+        settings: settings({
+          retry: { initialInterval: Duration.seconds(20), randomizationFactor: 0 },
+        }),
+        shutdownTimeout: "5 seconds",
+      }).pipe(Scope.provide(scope))
+
+      yield* exporter.export(addedEvents(4))
+      yield* advance("1 second")
+      yield* closeAdvancing(scope, "6 seconds")
+
+      assert.deepStrictEqual(secondsSinceFirst(), [0, 1])
+      assert.deepStrictEqual(yield* exporter.stats, { sent: 4, failed: 4, retried: 4, dropped: 0, queued: 0 })
+    }),
+  )
+
   it.effect("closing its scope drops and reports what the sink could not take within the deadline", () =>
     Effect.gen(function* () {
       const log = capturedLog()
