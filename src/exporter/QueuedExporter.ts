@@ -118,8 +118,8 @@ const wholeSeconds = (millis: number): string => {
  * `queueSize` records (what does not fit is dropped and counted, `export` never waits), a fiber that
  * writes batches of up to `batchSize` under `writeTimeout`, retries of retryable failures with
  * randomized exponential backoff bounded by `retry.maxElapsed` (see `nextRetry`), and one log line
- * when retrying starts, one when writes succeed again and one per batch given up. While a batch is
- * being retried, health says why and for how long. Closing the scope
+ * when a batch starts being retried, one per batch given up and one when writes succeed again after
+ * a failure. While a batch is being retried, health says why and for how long. Closing the scope
  * stops accepting records, cuts a retry backoff under way short, writes what is held within
  * `shutdownTimeout`, drops and reports the rest, then closes the sink.
  */
@@ -218,9 +218,9 @@ export const make = Effect.fnUntraced(function* (
       const outcome = yield* Effect.result(attemptWrite(batch))
       const nowMillis = yield* Clock.currentTimeMillis
       if (Result.isSuccess(outcome)) {
-        const wasRetrying = (yield* SubscriptionRef.get(ledger)).retrying !== undefined
+        const wasFailing = (yield* SubscriptionRef.get(ledger)).lastFailure !== undefined
         yield* settle(records, "sent", undefined)
-        if (wasRetrying) {
+        if (wasFailing) {
           yield* Effect.logInfo("exporter writes again").pipe(
             Effect.annotateLogs({ records, attempts, after: wholeSeconds(nowMillis - startMillis) }),
             annotate,
