@@ -1,8 +1,8 @@
 import { Duration } from "effect"
-import { defaultQueueSettings, type QueueSettings } from "../exporter/QueueSettings.ts"
+import { defaultQueueSettings, maxRetryMultiplier, type QueueSettings } from "../exporter/QueueSettings.ts"
 import type { SettingRule, SettingValues } from "./ResolveSettings.ts"
 import type { AnySetting, Setting } from "./Setting.ts"
-import { intType, millisType } from "./SettingType.ts"
+import { floatType, intType, millisType } from "./SettingType.ts"
 
 /**
  * The queue and retry settings of a built-in exporter that writes through the common queue, as rows of
@@ -14,6 +14,8 @@ export interface ExporterQueueSettings {
   readonly writeTimeout: Setting<number>
   readonly initialInterval: Setting<number>
   readonly maxInterval: Setting<number>
+  readonly multiplier: Setting<number>
+  readonly randomizationFactor: Setting<number>
   readonly maxAttempts: Setting<number>
   readonly maxElapsed: Setting<number>
 }
@@ -22,6 +24,16 @@ const positiveInteger =
   (label: string) =>
   (value: number): string | undefined =>
     value > 0 ? undefined : `${label} must be a positive integer`
+
+const nonNegativeInteger =
+  (label: string) =>
+  (value: number): string | undefined =>
+    value >= 0 ? undefined : `${label} must be 0 or a positive integer`
+
+const numberWithin =
+  (label: string, min: number, max: number) =>
+  (value: number): string | undefined =>
+    value >= min && value <= max ? undefined : `${label} must be a number from ${min} to ${max}`
 
 const positiveDuration =
   (label: string) =>
@@ -38,6 +50,25 @@ const countSetting = (exporter: string, key: string, label: string, value: numbe
     label,
     description,
     check: positiveInteger(label),
+  }) satisfies Setting<number>
+
+const factorSetting = (
+  exporter: string,
+  key: string,
+  label: string,
+  value: number,
+  range: readonly [number, number],
+  description: string,
+) =>
+  ({
+    key,
+    exporter,
+    type: floatType,
+    default: value,
+    secret: "none",
+    label,
+    description,
+    check: numberWithin(label, range[0], range[1]),
   }) satisfies Setting<number>
 
 const durationSetting = (exporter: string, key: string, label: string, value: Duration.Duration, description: string) =>
@@ -82,28 +113,47 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.initialInterval",
       "retry initial interval",
       retry.initialInterval,
-      "Delay before the first retry, doubled on each retry; not more than retry.maxInterval. Config file only.",
+      "Backoff before the first retry, grown by retry.multiplier on each retry; not more than retry.maxInterval. Config file only.",
     ),
     maxInterval: durationSetting(
       exporter,
       "retry.maxInterval",
       "retry max interval",
       retry.maxInterval,
-      "Longest wait between two attempts. Config file only.",
+      "Longest wait between two attempts, also when the sink asks for a longer one (Retry-After). Config file only.",
     ),
-    maxAttempts: countSetting(
+    multiplier: factorSetting(
       exporter,
-      "retry.maxAttempts",
-      "retry max attempts",
-      retry.maxAttempts,
-      "Write attempts per batch, the first included; 1 disables retries. Config file only.",
+      "retry.multiplier",
+      "retry multiplier",
+      retry.multiplier,
+      [1, maxRetryMultiplier],
+      `Factor the backoff grows by on each retry, from 1 to ${maxRetryMultiplier}. Config file only.`,
     ),
+    randomizationFactor: factorSetting(
+      exporter,
+      "retry.randomizationFactor",
+      "retry randomization factor",
+      retry.randomizationFactor,
+      [0, 1],
+      "Each wait is the backoff ± this fraction of it, at random; from 0 to 1. Config file only.",
+    ),
+    maxAttempts: {
+      ...countSetting(
+        exporter,
+        "retry.maxAttempts",
+        "retry max attempts",
+        retry.maxAttempts,
+        "Write attempts per batch, the first included; 1 disables retries, 0 leaves them to retry.maxElapsed. Config file only.",
+      ),
+      check: nonNegativeInteger("retry max attempts"),
+    },
     maxElapsed: durationSetting(
       exporter,
       "retry.maxElapsed",
       "retry max elapsed",
       retry.maxElapsed,
-      "No retry starts once this long has passed since a batch's first attempt. Config file only.",
+      "A batch still failing this long after its first attempt is dropped; the last retry starts by then. Config file only.",
     ),
   }
 }
@@ -115,6 +165,8 @@ export const exporterQueueSettingList = (settings: ExporterQueueSettings): Reado
   settings.writeTimeout,
   settings.initialInterval,
   settings.maxInterval,
+  settings.multiplier,
+  settings.randomizationFactor,
   settings.maxAttempts,
   settings.maxElapsed,
 ]
@@ -148,6 +200,8 @@ export const exporterQueueSettingsOf = (values: SettingValues, settings: Exporte
   retry: {
     initialInterval: Duration.millis(values.require(settings.initialInterval)),
     maxInterval: Duration.millis(values.require(settings.maxInterval)),
+    multiplier: values.require(settings.multiplier),
+    randomizationFactor: values.require(settings.randomizationFactor),
     maxAttempts: values.require(settings.maxAttempts),
     maxElapsed: Duration.millis(values.require(settings.maxElapsed)),
   },

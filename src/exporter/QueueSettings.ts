@@ -1,15 +1,22 @@
 import { Duration, Effect, Schema } from "effect"
 import { DurationSetting } from "./DurationSetting.ts"
 
-/** How failed writes are retried: capped exponential backoff with jitter, bounded in attempts and time. */
+/**
+ * How failed writes are retried, as the OpenTelemetry Collector's `retry_on_failure`: randomized
+ * exponential backoff, bounded by the time since a batch's first attempt.
+ */
 export interface RetrySettings {
-  /** Delay before the first retry; doubles on each retry (±20% jitter). */
+  /** Backoff interval before the first retry. */
   readonly initialInterval: Duration.Duration
   /** No retry waits longer than this, whatever the backoff or a sink's retry-after says. */
   readonly maxInterval: Duration.Duration
-  /** Write attempts per batch, the first one included; 1 disables retries. */
+  /** Factor the backoff interval grows by on each retry. */
+  readonly multiplier: number
+  /** Each wait is the backoff interval ± this fraction of it, at random, so writers do not retry in step. */
+  readonly randomizationFactor: number
+  /** Write attempts per batch, the first one included; 0 for no cap (`maxElapsed` alone bounds them). */
   readonly maxAttempts: number
-  /** No retry starts once this much time has passed since the first attempt of a batch. */
+  /** A batch still failing this long after its first attempt is given up; the last attempt starts by then. */
   readonly maxElapsed: Duration.Duration
 }
 
@@ -27,7 +34,9 @@ export interface QueueSettings {
 export const defaultRetrySettings: RetrySettings = {
   initialInterval: Duration.seconds(1),
   maxInterval: Duration.seconds(30),
-  maxAttempts: 5,
+  multiplier: 1.5,
+  randomizationFactor: 0.5,
+  maxAttempts: 0,
   maxElapsed: Duration.minutes(2),
 }
 
@@ -38,10 +47,31 @@ export const defaultQueueSettings: QueueSettings = {
   retry: defaultRetrySettings,
 }
 
+/** The largest `retry.multiplier` accepted; beyond it the second retry already waits `maxInterval`. */
+export const maxRetryMultiplier = 10
+
 const positiveInteger = "must be a positive integer"
 
 const PositiveInt = Schema.Number.annotate({ message: positiveInteger }).check(
   Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value > 0, { message: positiveInteger }),
+)
+
+const nonNegativeInteger = "must be 0 or a positive integer"
+
+const NonNegativeInt = Schema.Number.annotate({ message: nonNegativeInteger }).check(
+  Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value >= 0, { message: nonNegativeInteger }),
+)
+
+const multiplierRule = `must be a number from 1 to ${maxRetryMultiplier}`
+
+const Multiplier = Schema.Number.annotate({ message: multiplierRule }).check(
+  Schema.makeFilter((value: number) => value >= 1 && value <= maxRetryMultiplier, { message: multiplierRule }),
+)
+
+const randomizationRule = "must be a number from 0 to 1"
+
+const RandomizationFactor = Schema.Number.annotate({ message: randomizationRule }).check(
+  Schema.makeFilter((value: number) => value >= 0 && value <= 1, { message: randomizationRule }),
 )
 
 const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
@@ -52,7 +82,9 @@ const defaultMillis = (duration: Duration.Duration): number => Duration.toMillis
 const RetrySettingsSection = Schema.Struct({
   initialInterval: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.initialInterval)),
   maxInterval: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.maxInterval)),
-  maxAttempts: withDefault(PositiveInt, defaultRetrySettings.maxAttempts),
+  multiplier: withDefault(Multiplier, defaultRetrySettings.multiplier),
+  randomizationFactor: withDefault(RandomizationFactor, defaultRetrySettings.randomizationFactor),
+  maxAttempts: withDefault(NonNegativeInt, defaultRetrySettings.maxAttempts),
   maxElapsed: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.maxElapsed)),
 }).check(
   Schema.makeFilter((retry) =>

@@ -1,13 +1,14 @@
 import {
   Clock,
+  Deferred,
   Duration,
   Effect,
   Exit,
   Fiber,
   Option,
   Queue,
+  Random,
   Result,
-  Schedule,
   type Scope,
   Stream,
   SubscriptionRef,
@@ -16,7 +17,8 @@ import type { Health } from "../component/Component.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 import type { Exporter, ExporterStats } from "./Exporter.ts"
-import type { QueueSettings, RetrySettings } from "./QueueSettings.ts"
+import type { QueueSettings } from "./QueueSettings.ts"
+import { nextRetry } from "./RetryPolicy.ts"
 import { type Sink, SinkError } from "./Sink.ts"
 
 export interface QueuedExporterOptions {
@@ -26,6 +28,12 @@ export interface QueuedExporterOptions {
   readonly settings: QueueSettings
   /** How long closing the scope waits for held records to be written before dropping them; default 5s. */
   readonly shutdownTimeout?: Duration.Input
+}
+
+/** A batch being retried: why its last attempt failed and when its first one started. */
+interface Retrying {
+  readonly reason: string
+  readonly sinceMillis: number
 }
 
 /** What the exporter has done with the records handed to it, since start. */
@@ -40,6 +48,8 @@ interface Ledger {
   readonly dropped: number
   /** Reason of the last write when it failed; absent after a success. */
   readonly lastFailure: string | undefined
+  /** The batch now waiting for its next attempt, if any. */
+  readonly retrying: Retrying | undefined
   /** Records dropped because the buffer is full, since it last had room. */
   readonly overflowDropped: number
   readonly closed: boolean
@@ -53,6 +63,7 @@ const emptyLedger: Ledger = {
   retried: 0,
   dropped: 0,
   lastFailure: undefined,
+  retrying: undefined,
   overflowDropped: 0,
   closed: false,
 }
@@ -96,27 +107,21 @@ const shortReason = (message: string): string =>
 const defectMessage = (defect: unknown): string =>
   defect instanceof Error ? defect.message : typeof defect === "string" ? defect : "unexpected sink failure"
 
-/** The backoff delay, stretched to what the sink asked for, never beyond `maxInterval`. */
-const retryDelay = (backoff: Duration.Duration, error: SinkError, maxInterval: Duration.Duration): Duration.Duration =>
-  Duration.min(error.retryAfter === undefined ? backoff : Duration.max(backoff, error.retryAfter), maxInterval)
-
-const retrySchedule = (retry: RetrySettings, onRetry: Effect.Effect<void>) =>
-  Schedule.exponential(retry.initialInterval).pipe(
-    Schedule.jittered,
-    Schedule.setInputType<SinkError>(),
-    Schedule.modifyDelay(({ duration, input }) => Effect.succeed(retryDelay(duration, input, retry.maxInterval))),
-    Schedule.while(({ input }) => input.retryable),
-    Schedule.upTo({ times: retry.maxAttempts - 1, duration: retry.maxElapsed }),
-    Schedule.tap(() => onRetry),
-  )
+/** A duration in whole seconds, as health reasons and log lines show it. */
+const wholeSeconds = (millis: number): string => {
+  const seconds = Math.round(millis / 1000)
+  return seconds === 0 ? "0s" : Duration.format(Duration.seconds(seconds))
+}
 
 /**
  * Turns a `Sink` into an `Exporter`, as the Collector's exporterhelper does: a bounded buffer of
  * `queueSize` records (what does not fit is dropped and counted, `export` never waits), a fiber that
  * writes batches of up to `batchSize` under `writeTimeout`, retries of retryable failures with
- * capped exponential backoff and jitter, and one log line per batch given up. Closing the scope
- * stops accepting records, writes what is held within `shutdownTimeout`, drops and reports the
- * rest, then closes the sink.
+ * randomized exponential backoff bounded by `retry.maxElapsed` (see `nextRetry`), and one log line
+ * when a batch starts being retried, one per batch given up and one when writes succeed again after
+ * a failure. While a batch is being retried, health says why and for how long. Closing the scope
+ * stops accepting records, cuts a retry backoff under way short, writes what is held within
+ * `shutdownTimeout`, drops and reports the rest, then closes the sink.
  */
 export const make = Effect.fnUntraced(function* (
   options: QueuedExporterOptions,
@@ -124,6 +129,7 @@ export const make = Effect.fnUntraced(function* (
   const { id, sink, settings } = options
   const shutdownTimeout = options.shutdownTimeout ?? Duration.seconds(5)
   const ledger = yield* SubscriptionRef.make(emptyLedger)
+  const closing = yield* Deferred.make<void>()
   const buffer = yield* Queue.dropping<InventoryEvent>(settings.queueSize)
   const annotate = Effect.annotateLogs({ exporter: id })
   const metrics = yield* Effect.serviceOption(ServiceMetrics)
@@ -148,6 +154,7 @@ export const make = Effect.fnUntraced(function* (
       sent: outcome === "sent" ? current.sent + records : current.sent,
       dropped: outcome === "dropped" ? current.dropped + records : current.dropped,
       lastFailure: failure === undefined ? undefined : shortReason(failure),
+      retrying: undefined,
     }))
 
   const exportEvents = (events: ReadonlyArray<InventoryEvent>): Effect.Effect<void> =>
@@ -182,13 +189,8 @@ export const make = Effect.fnUntraced(function* (
           }
         })
 
-  const writeBatch = Effect.fnUntraced(function* (batch: ReadonlyArray<InventoryEvent>) {
-    const records = batch.length
-    let attempts = 0
-    const attempt = Effect.suspend(() => {
-      attempts += 1
-      return sink.write(batch)
-    }).pipe(
+  const attemptWrite = (batch: ReadonlyArray<InventoryEvent>): Effect.Effect<void, SinkError> =>
+    Effect.suspend(() => sink.write(batch)).pipe(
       Effect.timeout(settings.writeTimeout),
       Effect.catchTag("TimeoutError", () =>
         Effect.fail(
@@ -203,27 +205,74 @@ export const make = Effect.fnUntraced(function* (
       Effect.tapError((error) =>
         SubscriptionRef.update(ledger, (current) => ({
           ...current,
-          failed: current.failed + records,
+          failed: current.failed + batch.length,
           lastFailure: shortReason(error.message),
         })),
       ),
     )
-    const countRetry = SubscriptionRef.update(ledger, (current) => ({ ...current, retried: current.retried + records }))
-    const outcome = yield* attempt.pipe(Effect.retry(retrySchedule(settings.retry, countRetry)), Effect.result)
-    if (Result.isSuccess(outcome)) {
-      yield* settle(records, "sent", undefined)
-      return
-    }
-    yield* settle(records, "dropped", outcome.failure.message)
-    yield* Effect.logWarning("exporter gave up on a batch").pipe(
-      Effect.annotateLogs({
-        records,
+
+  const writeBatch = Effect.fnUntraced(function* (batch: ReadonlyArray<InventoryEvent>) {
+    const records = batch.length
+    const startMillis = yield* Clock.currentTimeMillis
+    for (let attempts = 1; ; attempts += 1) {
+      const outcome = yield* Effect.result(attemptWrite(batch))
+      const nowMillis = yield* Clock.currentTimeMillis
+      if (Result.isSuccess(outcome)) {
+        const wasFailing = (yield* SubscriptionRef.get(ledger)).lastFailure !== undefined
+        yield* settle(records, "sent", undefined)
+        if (wasFailing) {
+          yield* Effect.logInfo("exporter writes again").pipe(
+            Effect.annotateLogs({ records, attempts, after: wholeSeconds(nowMillis - startMillis) }),
+            annotate,
+          )
+        }
+        return
+      }
+      const failure = outcome.failure
+      const decision = nextRetry(settings.retry, {
         attempts,
-        retryable: outcome.failure.retryable,
-        reason: shortReason(outcome.failure.message),
-      }),
-      annotate,
-    )
+        elapsed: Duration.millis(nowMillis - startMillis),
+        retryable: failure.retryable,
+        retryAfter: failure.retryAfter,
+        random: yield* Random.next,
+      })
+      if (decision._tag === "GiveUp") {
+        yield* settle(records, "dropped", failure.message)
+        yield* Effect.logWarning("exporter gave up on a batch").pipe(
+          Effect.annotateLogs({
+            records,
+            attempts,
+            after: wholeSeconds(nowMillis - startMillis),
+            retryable: failure.retryable,
+            reason: shortReason(failure.message),
+          }),
+          annotate,
+        )
+        return
+      }
+      const started = yield* SubscriptionRef.modify(ledger, (current) => [
+        current.retrying === undefined,
+        {
+          ...current,
+          retried: current.retried + records,
+          retrying: { reason: shortReason(failure.message), sinceMillis: startMillis },
+        },
+      ])
+      if (started) {
+        yield* Effect.logWarning("exporter write failed, retrying").pipe(
+          Effect.annotateLogs({
+            records,
+            reason: shortReason(failure.message),
+            maxElapsed: Duration.format(settings.retry.maxElapsed),
+          }),
+          annotate,
+        )
+      }
+      // A backoff under way when the exporter starts closing ends at once: the shutdown deadline is
+      // better spent on one more attempt than on waiting; later backoffs run their course.
+      const backoff = Effect.sleep(decision.delay)
+      yield* (yield* Deferred.isDone(closing)) ? backoff : Effect.raceFirst(backoff, Deferred.await(closing))
+    }
   })
 
   const waitUntilSettled = (timeout: Duration.Input): Effect.Effect<void> =>
@@ -246,6 +295,7 @@ export const make = Effect.fnUntraced(function* (
   yield* Effect.addFinalizer(() =>
     Effect.gen(function* () {
       yield* SubscriptionRef.update(ledger, (current) => ({ ...current, closed: true }))
+      yield* Deferred.succeed(closing, undefined)
       yield* waitUntilSettled(shutdownTimeout)
       yield* Fiber.interrupt(worker).pipe(Effect.timeoutOption(shutdownTimeout), Effect.interruptible)
       const unwritten = yield* SubscriptionRef.modify(ledger, (current) => {
@@ -265,11 +315,17 @@ export const make = Effect.fnUntraced(function* (
     }),
   )
 
-  const health: Effect.Effect<Health> = SubscriptionRef.get(ledger).pipe(
-    Effect.map((current) =>
-      current.lastFailure === undefined ? { healthy: true } : { healthy: false, message: current.lastFailure },
-    ),
-  )
+  const health: Effect.Effect<Health> = Effect.gen(function* () {
+    const current = yield* SubscriptionRef.get(ledger)
+    if (current.retrying !== undefined) {
+      const elapsed = (yield* Clock.currentTimeMillis) - current.retrying.sinceMillis
+      return {
+        healthy: false,
+        message: `${current.retrying.reason}, retrying for ${wholeSeconds(elapsed)} (gives up after ${Duration.format(settings.retry.maxElapsed)})`,
+      }
+    }
+    return current.lastFailure === undefined ? { healthy: true } : { healthy: false, message: current.lastFailure }
+  })
 
   const stats: Effect.Effect<ExporterStats> = SubscriptionRef.get(ledger).pipe(
     Effect.map((current) => ({

@@ -4,7 +4,8 @@ import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 /**
  * A write to a sink failed. `retryable` says whether the same batch may succeed later (a timeout,
  * a 503, a broken connection) or never will (a 400, a closed stdout); `retryAfter` is how long the
- * sink asked to wait (HTTP 429 `Retry-After`), at most the exporter's `retry.maxInterval` is honoured.
+ * sink asked to wait (HTTP 429 `Retry-After`), honoured up to the exporter's `retry.maxInterval` and
+ * never past its `retry.maxElapsed`.
  */
 export class SinkError extends Schema.TaggedError<SinkError>()("SinkError", {
   message: Schema.String,

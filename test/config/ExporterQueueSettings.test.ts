@@ -40,14 +40,19 @@ describe("queue settings of the otlp and nats sections", () => {
     const file = lines(
       "cluster: { name: c }",
       "exporters:",
-      "  nats: { queueSize: 0, writeTimeout: soon, retry: { maxAttempts: -1, maxElapsed: 0s } }",
+      "  nats: { queueSize: 0, writeTimeout: soon, retry: { maxAttempts: -1, maxElapsed: 0s, multiplier: 0.5, randomizationFactor: 2 } }",
       "  otlp/east: { queueSize: 10, batchSize: 20, retry: { initialInterval: 1m, maxInterval: 10s } }",
       "service: { pipelines: { gpus: { exporters: [nats, otlp/east] } } }",
     )
     expect(problemsOf({ file })).toEqual([
       { key: "exporters.nats.queueSize", message: "queue size must be a positive integer" },
-      { key: "exporters.nats.retry.maxAttempts", message: "retry max attempts must be a positive integer" },
+      { key: "exporters.nats.retry.maxAttempts", message: "retry max attempts must be 0 or a positive integer" },
       { key: "exporters.nats.retry.maxElapsed", message: "retry max elapsed must be a positive duration" },
+      { key: "exporters.nats.retry.multiplier", message: "retry multiplier must be a number from 1 to 10" },
+      {
+        key: "exporters.nats.retry.randomizationFactor",
+        message: "retry randomization factor must be a number from 0 to 1",
+      },
       {
         key: "exporters.nats.writeTimeout",
         message: expect.stringMatching(/^write timeout must be a duration such as 30s/),

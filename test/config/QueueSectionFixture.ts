@@ -3,7 +3,14 @@ export const defaultQueueSection = {
   queueSize: 10_000,
   batchSize: 500,
   writeTimeout: "5s",
-  retry: { initialInterval: "1s", maxInterval: "30s", maxAttempts: 5, maxElapsed: "2m" },
+  retry: {
+    initialInterval: "1s",
+    maxInterval: "30s",
+    multiplier: 1.5,
+    randomizationFactor: 0.5,
+    maxAttempts: 0,
+    maxElapsed: "2m",
+  },
 }
 
 /** The stream keys of a resolved `nats` section with every default, as the config file writes them. */

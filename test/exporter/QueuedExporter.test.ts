@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Exit, Fiber, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Fiber, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as QueuedExporter from "../../src/exporter/QueuedExporter.ts"
 import {
@@ -38,6 +38,20 @@ const closeAdvancing = (scope: Scope.Closeable, duration: Duration.Input) =>
   })
 
 const unavailable = new SinkError({ message: "503 Service Unavailable", retryable: true })
+const unavailableFor = (seconds: number) =>
+  new SinkError({ message: "503 Service Unavailable", retryable: true, retryAfter: Duration.seconds(seconds) })
+
+/** A sink that runs `script` and remembers the virtual time of each attempt, from the first one. */
+const timedSink = (script: (attempt: number, secondsSinceFirst: number) => Effect.Effect<void, SinkError>) => {
+  const times: Array<number> = []
+  const sink = scriptedSink((attempt) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      times.push(now)
+      return script(attempt, (now - (times[0] ?? now)) / 1000)
+    }),
+  )
+  return { sink, secondsSinceFirst: () => times.map((time) => (time - (times[0] ?? time)) / 1000) }
+}
 const rejected = new SinkError({ message: "400 Bad Request: record rejected", retryable: false })
 
 describe("QueuedExporter", () => {
@@ -183,6 +197,111 @@ describe("QueuedExporter", () => {
     }),
   )
 
+  it.effect(
+    "by default retries a failing batch until maxElapsed, not a fixed number of times, then drops it once",
+    () =>
+      Effect.gen(function* () {
+        const log = capturedLog()
+        const { sink, secondsSinceFirst } = timedSink(() => Effect.fail(unavailable))
+        const exporter = yield* QueuedExporter.make({ id: "otlp", sink, settings: settings() }).pipe(
+          Effect.provide(log.layer),
+        )
+
+        yield* exporter.export(addedEvents(3))
+        yield* advance("3 minutes")
+
+        const times = secondsSinceFirst()
+        assert.isAbove(times.length, 5)
+        assert.isAtMost(times[times.length - 1] ?? Number.NaN, 120)
+        assert.isAtLeast(times[times.length - 1] ?? Number.NaN, 120)
+        for (let index = 1; index < times.length; index++) {
+          assert.isAtMost(Math.round(((times[index] ?? 0) - (times[index - 1] ?? 0)) * 1000), 30_000)
+        }
+        assert.deepStrictEqual(yield* exporter.stats, {
+          sent: 0,
+          failed: 3 * times.length,
+          retried: 3 * (times.length - 1),
+          dropped: 3,
+          queued: 0,
+        })
+        const giveUps = log.events().filter((event) => event.msg === "exporter gave up on a batch")
+        assert.strictEqual(giveUps.length, 1)
+        assert.strictEqual(giveUps[0]?.attempts, times.length)
+        assert.strictEqual(giveUps[0]?.after, "2m")
+        assert.strictEqual(log.events().filter((event) => event.msg === "exporter write failed, retrying").length, 1)
+      }),
+  )
+
+  it.effect("rides out a 20-second outage (503 with Retry-After, then a hanging write) without losing a record", () =>
+    Effect.gen(function* () {
+      const log = capturedLog()
+      const { sink, secondsSinceFirst } = timedSink((_, seconds) =>
+        seconds < 10 ? Effect.fail(unavailableFor(5)) : seconds < 20 ? Effect.never : Effect.void,
+      )
+      const exporter = yield* QueuedExporter.make({
+        id: "otlp",
+        sink,
+        settings: settings({ batchSize: 10, queueSize: 100 }),
+      }).pipe(Effect.provide(log.layer))
+      const events = addedEvents(40)
+
+      yield* exporter.export(events.slice(0, 10))
+      yield* advance("12 seconds")
+      yield* exporter.export(events.slice(10))
+      yield* advance("1 minute")
+
+      assert.deepStrictEqual(sink.delivered, events)
+      const stats = yield* exporter.stats
+      assert.strictEqual(stats.sent, 40)
+      assert.strictEqual(stats.dropped, 0)
+      assert.isAtLeast(secondsSinceFirst()[1] ?? 0, 5)
+      assert.deepStrictEqual(yield* exporter.health, { healthy: true })
+      const recovered = log.events().filter((event) => event.msg === "exporter writes again")
+      assert.strictEqual(recovered.length, 1)
+      assert.strictEqual(recovered[0]?.records, 10)
+    }),
+  )
+
+  it.effect("honours a retry-after longer than what is left of maxElapsed only until maxElapsed", () =>
+    Effect.gen(function* () {
+      const { sink, secondsSinceFirst } = timedSink((attempt) =>
+        attempt === 1 ? Effect.fail(unavailable) : Effect.fail(unavailableFor(25)),
+      )
+      const exporter = yield* QueuedExporter.make({
+        id: "otlp",
+        sink,
+        settings: settings({
+          retry: { initialInterval: Duration.seconds(1), randomizationFactor: 0, maxElapsed: Duration.seconds(40) },
+        }),
+      })
+
+      yield* exporter.export(addedEvents(1))
+      yield* advance("2 minutes")
+
+      assert.deepStrictEqual(secondsSinceFirst(), [0, 1, 26, 40])
+      assert.strictEqual((yield* exporter.stats).dropped, 1)
+    }),
+  )
+
+  it.effect("says in its health why it is retrying and for how long", () =>
+    Effect.gen(function* () {
+      const { sink } = timedSink((_, seconds) => (seconds < 45 ? Effect.fail(unavailable) : Effect.void))
+      const exporter = yield* QueuedExporter.make({
+        id: "otlp",
+        sink,
+        settings: settings({ retry: { maxInterval: Duration.seconds(5) } }),
+      })
+
+      yield* exporter.export(addedEvents(1))
+      yield* advance("40 seconds")
+      const during = yield* exporter.health
+      assert.isFalse(during.healthy)
+      assert.match(during.message ?? "", /^503 Service Unavailable, retrying for (3\d|40)s \(gives up after 2m\)$/)
+      yield* advance("10 seconds")
+      assert.deepStrictEqual(yield* exporter.health, { healthy: true })
+    }),
+  )
+
   it.effect("waits at most maxInterval even when the sink asks for a longer retry-after", () =>
     Effect.gen(function* () {
       const slowDown = new SinkError({
@@ -228,8 +347,11 @@ describe("QueuedExporter", () => {
 
   it.effect("is unhealthy while the last write failed and healthy again after a success", () =>
     Effect.gen(function* () {
+      const log = capturedLog()
       const sink = scriptedSink((attempt) => (attempt === 1 || attempt === 3 ? Effect.fail(rejected) : Effect.void))
-      const exporter = yield* QueuedExporter.make({ id: "http", sink, settings: settings() })
+      const exporter = yield* QueuedExporter.make({ id: "http", sink, settings: settings() }).pipe(
+        Effect.provide(log.layer),
+      )
 
       assert.deepStrictEqual(yield* exporter.health, { healthy: true })
       yield* exporter.export(addedEvents(1))
@@ -244,6 +366,10 @@ describe("QueuedExporter", () => {
       yield* exporter.export(addedEvents(1, 2))
       yield* advance("1 second")
       assert.isFalse((yield* exporter.health).healthy)
+      assert.deepStrictEqual(
+        log.events().map((event) => event.msg),
+        ["exporter gave up on a batch", "exporter writes again", "exporter gave up on a batch"],
+      )
     }),
   )
 
@@ -302,6 +428,30 @@ describe("QueuedExporter", () => {
 
       yield* exporter.export(addedEvents(3))
       assert.strictEqual((yield* exporter.stats).dropped, 3)
+    }),
+  )
+
+  it.effect("closing its scope while a batch waits for its next retry tries it at once", () =>
+    Effect.gen(function* () {
+      const { sink, secondsSinceFirst } = timedSink((attempt) =>
+        attempt === 1 ? Effect.fail(unavailable) : Effect.void,
+      )
+      const scope = yield* Scope.make()
+      const exporter = yield* QueuedExporter.make({
+        id: "otlp",
+        sink,
+        settings: settings({
+          retry: { initialInterval: Duration.seconds(20), randomizationFactor: 0 },
+        }),
+        shutdownTimeout: "5 seconds",
+      }).pipe(Scope.provide(scope))
+
+      yield* exporter.export(addedEvents(4))
+      yield* advance("1 second")
+      yield* closeAdvancing(scope, "6 seconds")
+
+      assert.deepStrictEqual(secondsSinceFirst(), [0, 1])
+      assert.deepStrictEqual(yield* exporter.stats, { sent: 4, failed: 4, retried: 4, dropped: 0, queued: 0 })
     }),
   )
 

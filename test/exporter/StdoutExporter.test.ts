@@ -160,7 +160,9 @@ describe("stdout exporter", () => {
       assert.strictEqual(defaults.queueSize, 10_000)
       assert.strictEqual(defaults.batchSize, 500)
       assert.strictEqual(Duration.toMillis(defaults.writeTimeout), 5_000)
-      assert.strictEqual(defaults.retry.maxAttempts, 5)
+      assert.strictEqual(defaults.retry.maxAttempts, 0)
+      assert.strictEqual(defaults.retry.multiplier, 1.5)
+      assert.strictEqual(defaults.retry.randomizationFactor, 0.5)
       assert.strictEqual(Duration.toMillis(defaults.retry.initialInterval), 1_000)
       assert.strictEqual(Duration.toMillis(defaults.retry.maxInterval), 30_000)
       assert.strictEqual(Duration.toMillis(defaults.retry.maxElapsed), 120_000)
@@ -174,7 +176,7 @@ describe("stdout exporter", () => {
         queueSize: 100,
         batchSize: 10,
         writeTimeout: "1m30s",
-        retry: { initialInterval: 250, maxInterval: "1.5s", maxElapsed: "1h" },
+        retry: { initialInterval: 250, maxInterval: "1.5s", maxElapsed: "1h", multiplier: 2, randomizationFactor: 0 },
       })
       assert.isTrue(Result.isSuccess(outcome))
       if (Result.isSuccess(outcome)) {
@@ -182,7 +184,9 @@ describe("stdout exporter", () => {
         assert.strictEqual(Duration.toMillis(outcome.success.retry.initialInterval), 250)
         assert.strictEqual(Duration.toMillis(outcome.success.retry.maxInterval), 1_500)
         assert.strictEqual(Duration.toMillis(outcome.success.retry.maxElapsed), 3_600_000)
-        assert.strictEqual(outcome.success.retry.maxAttempts, 5)
+        assert.strictEqual(outcome.success.retry.maxAttempts, 0)
+        assert.strictEqual(outcome.success.retry.multiplier, 2)
+        assert.strictEqual(outcome.success.retry.randomizationFactor, 0)
       }
     })
 
@@ -191,7 +195,7 @@ describe("stdout exporter", () => {
         queueSize: 0,
         batchSize: 2.5,
         writeTimeout: "soon",
-        retry: { maxAttempts: "three", maxElapsed: -1, jitter: true },
+        retry: { maxAttempts: "three", maxElapsed: -1, jitter: true, multiplier: 0.5, randomizationFactor: 1.5 },
         format: "json",
       })
       assert.deepStrictEqual(problems.map((problem) => problem.key).sort(), [
@@ -201,12 +205,16 @@ describe("stdout exporter", () => {
         "retry.jitter",
         "retry.maxAttempts",
         "retry.maxElapsed",
+        "retry.multiplier",
+        "retry.randomizationFactor",
         "writeTimeout",
       ])
       assert.deepInclude(problems, { key: "format", message: "unknown key" })
       assert.deepInclude(problems, { key: "queueSize", message: "must be a positive integer" })
       assert.deepInclude(problems, { key: "batchSize", message: "must be a positive integer" })
-      assert.deepInclude(problems, { key: "retry.maxAttempts", message: "must be a positive integer" })
+      assert.deepInclude(problems, { key: "retry.maxAttempts", message: "must be 0 or a positive integer" })
+      assert.deepInclude(problems, { key: "retry.multiplier", message: "must be a number from 1 to 10" })
+      assert.deepInclude(problems, { key: "retry.randomizationFactor", message: "must be a number from 0 to 1" })
       const writeTimeout = problems.find((problem) => problem.key === "writeTimeout")
       assert.include(writeTimeout?.message ?? "", "must be a positive duration")
     })

@@ -36,6 +36,7 @@ const fastRetries = NatsExporter.makeFactory({
     ...defaultQueueSettings,
     batchSize: 20,
     retry: {
+      ...defaultQueueSettings.retry,
       initialInterval: Duration.millis(100),
       maxInterval: Duration.millis(500),
       maxAttempts: 100,

@@ -5,6 +5,7 @@ import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import type { Exporter } from "../../../src/exporter/Exporter.ts"
 import * as OtlpExporter from "../../../src/exporter/otlp/OtlpExporter.ts"
 import { ServiceMeter } from "../../../src/telemetry/ServiceMeter.ts"
+import { capturedLog } from "../../log/CapturedLog.ts"
 import { addedEvent, addedEvents } from "../InventoryEvents.ts"
 import { decodeJsonLogsRequest } from "./JsonLogsRequest.ts"
 import { type OtlpReceiver, startOtlpReceiver } from "./OtlpReceiver.ts"
@@ -186,7 +187,8 @@ describe("otlp exporter", () => {
         { status: 503, headers: { "retry-after": "1" } },
         { status: 429, headers: { "retry-after": "0" } },
       ])
-      const exporter = yield* OtlpExporter.factory.create(configFor(receiver), settings)
+      const log = capturedLog()
+      const exporter = yield* OtlpExporter.factory.create(configFor(receiver), settings).pipe(Effect.provide(log.layer))
       const events = addedEvents(40)
       yield* exporter.export(events)
       const failing = yield* eventually(exporter.health, (health) => !health.healthy)
@@ -202,6 +204,10 @@ describe("otlp exporter", () => {
       )
       assert.deepStrictEqual(uuids, new Set(events.map((event) => event.record.uuid)))
       assert.deepStrictEqual(yield* exporter.health, { healthy: true })
+      assert.deepStrictEqual(
+        log.events().map((event) => event.msg),
+        ["exporter write failed, retrying", "exporter writes again"],
+      )
     }).pipe(Effect.scoped),
   )
 
@@ -221,17 +227,16 @@ describe("otlp exporter", () => {
   it.live("with the receiver down, holds at most the queue bound, counts drops and never blocks export", () =>
     Effect.gen(function* () {
       const down = yield* Effect.scoped(Effect.map(startOtlpReceiver, (receiver) => receiver.url))
-      const exporter = yield* OtlpExporter.factory.create(
-        { ...OtlpExporter.factory.defaultConfig, endpoint: down, metricsIntervalMs: 0 },
-        settings,
-      )
+      const exporter = yield* OtlpExporter.factory
+        .create({ ...OtlpExporter.factory.defaultConfig, endpoint: down, metricsIntervalMs: 0 }, settings)
+        .pipe(Effect.provide(capturedLog().layer))
       for (let round = 0; round < 3; round += 1) yield* exporter.export(addedEvents(6_000, round * 6_000))
       const stats = yield* exporter.stats
       assert.isAtMost(stats.queued, 10_000)
       assert.isAtLeast(stats.dropped, 8_000)
       assert.strictEqual(stats.sent, 0)
       const health = yield* eventually(exporter.health, (current) => !current.healthy)
-      assert.include(health.message ?? "", "OTLP request failed")
+      assert.match(health.message ?? "", /^OTLP request failed: .*, retrying for \d+s \(gives up after 2m\)$/)
     }).pipe(Effect.scoped),
   )
 
@@ -241,7 +246,7 @@ describe("otlp exporter", () => {
       const config = Result.getOrThrow(
         OtlpExporter.factory.validate({ endpoint: down, metricsInterval: "0s", queueSize: 50, batchSize: 10 }),
       )
-      const exporter = yield* OtlpExporter.factory.create(config, settings)
+      const exporter = yield* OtlpExporter.factory.create(config, settings).pipe(Effect.provide(capturedLog().layer))
       yield* exporter.export(addedEvents(60))
       const stats = yield* exporter.stats
       assert.strictEqual(stats.dropped, 10)

@@ -10,14 +10,18 @@ export interface ReceivedRequest {
   readonly body: Uint8Array
 }
 
-export interface ScriptedAnswer {
-  readonly status: number
-  readonly headers?: Readonly<Record<string, string>>
-}
+/**
+ * How the receiver treats one request, once it has read it whole: an HTTP answer, no answer at all
+ * (the connection stays open until the client gives up), or a reset connection.
+ */
+export type ScriptedAnswer =
+  | { readonly status: number; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly hang: true }
+  | { readonly reset: true }
 
 /**
  * An OTLP/HTTP receiver on 127.0.0.1 for tests: keeps every request, answers each with the next
- * scripted answer and 200 once the script is spent.
+ * scripted answer, then with the outage answer while one is set, and with 200 otherwise.
  */
 export interface OtlpReceiver {
   readonly url: string
@@ -25,12 +29,18 @@ export interface OtlpReceiver {
   /** Requests answered 2xx, by path. */
   readonly accepted: (path: string) => ReadonlyArray<ReceivedRequest>
   readonly script: (answers: ReadonlyArray<ScriptedAnswer>) => void
+  /** Answers every request past the script with `answer` until called again; `undefined` ends the outage. */
+  readonly outage: (answer: ScriptedAnswer | undefined) => void
+  /** How each request was treated, in order: the HTTP status, `hang` or `reset`. */
+  readonly answered: Array<number | "hang" | "reset">
 }
 
 export const startOtlpReceiver: Effect.Effect<OtlpReceiver, never, Scope.Scope> = Effect.gen(function* () {
   const requests: Array<ReceivedRequest> = []
   const acceptedRequests: Array<ReceivedRequest> = []
   const answers: Array<ScriptedAnswer> = []
+  const answered: Array<number | "hang" | "reset"> = []
+  let outage: ScriptedAnswer | undefined
   const server = createServer((request, response) => {
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -39,7 +49,17 @@ export const startOtlpReceiver: Effect.Effect<OtlpReceiver, never, Scope.Scope> 
       const body = request.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw
       const received = { path: request.url ?? "", headers: request.headers, body: new Uint8Array(body) }
       requests.push(received)
-      const answer = answers.shift() ?? { status: 200 }
+      const answer = answers.shift() ?? outage ?? { status: 200 }
+      if ("hang" in answer) {
+        answered.push("hang")
+        return
+      }
+      if ("reset" in answer) {
+        answered.push("reset")
+        request.socket.destroy()
+        return
+      }
+      answered.push(answer.status)
       if (answer.status >= 200 && answer.status < 300) acceptedRequests.push(received)
       response.writeHead(answer.status, answer.headers ?? {})
       response.end()
@@ -62,5 +82,9 @@ export const startOtlpReceiver: Effect.Effect<OtlpReceiver, never, Scope.Scope> 
     script: (scripted) => {
       answers.push(...scripted)
     },
+    outage: (answer) => {
+      outage = answer
+    },
+    answered,
   }
 })
