@@ -35,7 +35,8 @@ describe("defaults", () => {
         retryPeriodMs: 2_000,
         identity: "",
       },
-      telemetry: { logLevel: "info", serverPort: 8080 },
+      telemetry: { logLevel: "info", serverPort: 8080, serverAddress: "" },
+      shutdownTimeoutMs: 20_000,
     }
     expect(configOf({ env: cluster })).toEqual(expected)
   })
