@@ -329,8 +329,7 @@ export const shutdownTimeoutSetting: Setting<number> = {
   label: "shutdown timeout",
   description:
     "Deadline from SIGTERM or SIGINT to exit: in-flight reads are abandoned at once, exporters flush within the rest.",
-  check: (value) =>
-    value >= 1_000 && value <= 600_000 ? undefined : "shutdown timeout must be from 1s to 10m",
+  check: (value) => (value >= 1_000 && value <= 600_000 ? undefined : "shutdown timeout must be from 1s to 10m"),
 }
 
 export const leaderElectionSetting: Setting<boolean> = {
