@@ -44,7 +44,7 @@ const unsupported = (loaded: LoadedServiceConfig): ConfigInvalid | undefined => 
 /** Runs the service with a loaded configuration; reports a start failure and answers the exit code. */
 export const serveWith = Effect.fn("serveWith")(function* (
   loaded: LoadedServiceConfig,
-  hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "onListening"> = {},
+  hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "tapEvents" | "onListening"> = {},
 ) {
   const io = yield* CliIo
   const refused = unsupported(loaded)
