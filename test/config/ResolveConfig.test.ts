@@ -98,6 +98,32 @@ describe("the Go original's messages", () => {
   })
 })
 
+describe("the shutdown deadline and the health server's address", () => {
+  it("default to 20s, under Kubernetes' default grace period of 30s, and every interface", () => {
+    const config = configOf({ env: cluster })
+    expect(config.shutdownTimeoutMs).toBe(20_000)
+    expect(config.telemetry.serverAddress).toBe("")
+  })
+
+  it("take a duration and an IP address", () => {
+    const config = configOf({ env: { ...cluster, SHUTDOWN_TIMEOUT: "45s", SERVER_ADDRESS: "::1" } })
+    expect(config.shutdownTimeoutMs).toBe(45_000)
+    expect(config.telemetry.serverAddress).toBe("::1")
+  })
+
+  it.each([
+    [{ SHUTDOWN_TIMEOUT: "0s" }, "SHUTDOWN_TIMEOUT", "shutdown timeout must be from 1s to 10m"],
+    [{ SHUTDOWN_TIMEOUT: "1h" }, "SHUTDOWN_TIMEOUT", "shutdown timeout must be from 1s to 10m"],
+    [
+      { SERVER_ADDRESS: "localhost" },
+      "SERVER_ADDRESS",
+      "server address must be an IP address such as 127.0.0.1 or ::1, or empty for every interface",
+    ],
+  ])("%j → %s: %s", (env, key, message) => {
+    expect(problemsOf({ env: { ...cluster, ...env } })).toEqual([{ key, message }])
+  })
+})
+
 describe("values that cannot be read are errors naming their key", () => {
   it.each([
     [{ WORKERS: "abc" }, "WORKERS", 'workers must be an integer, got "abc"'],
