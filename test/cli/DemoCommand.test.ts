@@ -28,6 +28,15 @@ describe("gpu-serials demo", () => {
     expect(summary).toMatch(/\n {2}errors by kind:\n {4}driver-not-loaded: 1 node \(/)
   }, 30_000)
 
+  it("shows churn as moved and removed events within a short run, thanks to its short removal grace", () => {
+    const run = gpuSerials(["demo", "--duration", "25s", "--churn", "30"], { timeoutMs: 60_000 })
+    expect(run.status).toBe(0)
+    const events = jsonLines(run.stdout).map((record) => record.event)
+    expect(events).toContain("moved")
+    expect(events).toContain("removed")
+    expect(run.stderr).toMatch(/ {2}events: added \d+, moved [1-9]\d*, removed [1-9]\d*, observed \d+\n/)
+  }, 90_000)
+
   it("keeps its health server on the loopback interface and honours the user's removal grace", () => {
     const run = gpuSerials(["demo", "--duration", "2s", "--nodes", "2", "--removal-grace", "1m"])
     expect(run.status).toBe(0)

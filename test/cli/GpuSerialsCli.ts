@@ -12,13 +12,17 @@ export interface CliRun {
 /** Runs the real `gpu-serials` entry point under the project's Node, with only the given environment. */
 export const gpuSerials = (
   args: ReadonlyArray<string>,
-  options: { readonly env?: Readonly<Record<string, string>>; readonly input?: string | Buffer } = {},
+  options: {
+    readonly env?: Readonly<Record<string, string>>
+    readonly input?: string | Buffer
+    readonly timeoutMs?: number
+  } = {},
 ): CliRun => {
   const result = spawnSync(process.execPath, ["bin/gpu-serials.ts", ...args], {
     cwd: repositoryRoot,
     env: { PATH: process.env.PATH ?? "", ...options.env },
     encoding: "utf8",
-    timeout: 20_000,
+    timeout: options.timeoutMs ?? 20_000,
     ...(options.input === undefined ? {} : { input: options.input }),
   })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
