@@ -77,6 +77,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
   )
 
   // A nats exporter's KV bucket of current locations is the inventory's durable store; memory otherwise.
+  const tapEvents = options.tapEvents
   const natsStore = NatsKvInventoryStore.storeConfigOf(options.exporters)
   const store =
     natsStore === undefined
@@ -93,9 +94,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
       removalGraceMs: config.inventory.removalGraceMs,
     },
     sink:
-      options.tapEvents === undefined
-        ? fanout.export
-        : (events) => Effect.andThen(fanout.export(events), options.tapEvents?.(events) ?? Effect.void),
+      tapEvents === undefined ? fanout.export : (events) => Effect.andThen(fanout.export(events), tapEvents(events)),
     store,
   })
   yield* readiness.register("inventory", inventory.health)
