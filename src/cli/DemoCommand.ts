@@ -1,5 +1,7 @@
 import { Clock, Effect, Fiber, Result } from "effect"
 import { parseGoDuration } from "../config/GoDuration.ts"
+import { type AnySetting, settingPath } from "../config/Setting.ts"
+import { removalGraceSetting, serverAddressSetting } from "../config/Settings.ts"
 import type { ModelMix } from "../sim/catalog/Fleet.ts"
 import { type SimulatedCluster, startSimulatedCluster } from "../sim/SimulatedCluster.ts"
 import { freePort } from "../telemetry/FreePort.ts"
@@ -9,7 +11,7 @@ import { reportInvalidConfig } from "./ConfigCommand.ts"
 import { DemoTally } from "./DemoTally.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { serveWith, settingFlagsHelp } from "./RunCommand.ts"
-import { loadServiceConfig } from "./ServiceConfigLoader.ts"
+import { type LoadedServiceConfig, loadServiceConfig } from "./ServiceConfigLoader.ts"
 import { usageFailure } from "./UsageFailure.ts"
 
 export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
@@ -17,11 +19,13 @@ export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--
 
 Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU nodes
 whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on stdout
-as they arrive, logs on stderr, then a summary. The default fleet of 8 nodes has GB200 NVL72 trays (serials
-shared per module, one chassis), H100 HGX, a MIG A100, a T4 VM, a bare-metal RTX 4090 workstation
-without providerID or serial, and a node whose driver is broken. The kubeconfig path is printed, so
-kubectl can look at the cluster while the demo runs. The health server takes a free port unless
---server-port or SERVER_PORT names one.
+as they arrive, logs and a progress line every 5 seconds on stderr, then a summary. The default fleet
+of 8 nodes has GB200 NVL72 trays (serials shared per module, one chassis), H100 HGX, a MIG A100, a T4
+VM, a bare-metal RTX 4090 workstation without providerID or serial, and a node whose driver is broken.
+The kubeconfig path is printed, so kubectl can look at the cluster while the demo runs. The health
+server listens on 127.0.0.1 and a free port unless --server-address/SERVER_ADDRESS or
+--server-port/SERVER_PORT say otherwise. The removal grace is 10s, so GPUs of nodes that leave are
+removed while the demo runs, unless --removal-grace or REMOVAL_GRACE says otherwise.
 
   --nodes N          GPU nodes (default 8)
   --duration D       how long to run, Go syntax (default 20s; 0 runs until Ctrl-C)
@@ -43,6 +47,29 @@ const demoOptions = {
   seed: "value",
   "exec-latency": "value",
 } as const
+
+/** Short enough that churn shows `removed` events within a demo's run. */
+const demoRemovalGraceMs = 10_000
+const progressInterval = "5 seconds"
+
+/** The demo's own defaults for settings the user left at the service's defaults, wherever else they are set. */
+const withDemoDefaults = (loaded: LoadedServiceConfig): LoadedServiceConfig => {
+  const isDefault = (setting: AnySetting) => loaded.origins[settingPath(setting)]?.source === "default"
+  const { config } = loaded
+  return {
+    ...loaded,
+    config: {
+      ...config,
+      inventory: isDefault(removalGraceSetting)
+        ? { ...config.inventory, removalGraceMs: demoRemovalGraceMs }
+        : config.inventory,
+      // The demo runs on a workstation: its endpoints stay on the loopback interface.
+      telemetry: isDefault(serverAddressSetting)
+        ? { ...config.telemetry, serverAddress: "127.0.0.1" }
+        : config.telemetry,
+    },
+  }
+}
 
 /** A fleet that shows every identity case in 8 nodes; larger demos follow the same proportions. */
 const demoModelMix: ModelMix = {
@@ -172,12 +199,23 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
       ]
       const loaded = yield* loadServiceConfig(serviceArgs).pipe(Effect.result)
       if (Result.isFailure(loaded)) return yield* reportInvalidConfig(loaded.failure)
+      const demo = withDemoDefaults(loaded.success)
       const tally = new DemoTally()
       const started = yield* Clock.currentTimeMillis
-      const service = yield* serveWith(loaded.success, {
+      const elapsedSeconds = Clock.currentTimeMillis.pipe(Effect.map((now) => (now - started) / 1000))
+      const address = demo.config.telemetry.serverAddress
+      const host = address === "" ? "127.0.0.1" : address.includes(":") ? `[${address}]` : address
+      const service = yield* serveWith(demo, {
         tap: (observation) => Effect.sync(() => tally.observe(observation)),
-        onListening: (port) => io.stderr(`health and metrics at http://127.0.0.1:${port}/metrics\n`),
+        tapEvents: (events) => Effect.sync(() => tally.observeEvents(events)),
+        onListening: (port) => io.stderr(`health and metrics at http://${host}:${port}/metrics\n`),
       }).pipe(Effect.forkScoped)
+      const progress = yield* Effect.sleep(progressInterval).pipe(
+        Effect.andThen(elapsedSeconds),
+        Effect.flatMap((elapsed) => io.stderr(tally.progress(elapsed))),
+        Effect.forever,
+        Effect.forkScoped,
+      )
       const exitCode =
         settings.durationMs === 0
           ? yield* Fiber.join(service)
@@ -189,8 +227,8 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
                   : Fiber.interrupt(service).pipe(Effect.as(ExitCode.ok)),
               ),
             )
-      const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
-      yield* io.stderr(tally.summary(elapsed))
+      yield* Fiber.interrupt(progress)
+      yield* io.stderr(tally.summary(yield* elapsedSeconds, demo.config.inventory.removalGraceMs))
       return exitCode
     }),
   ).pipe(

@@ -26,7 +26,7 @@ Commands:
   version           print the version
 
 'gpu-serials COMMAND --help' describes a command. Exit codes: 0 ok, 1 runtime failure, 2 usage or
-configuration error.
+configuration error, 143 or 130 after a second SIGTERM or SIGINT during shutdown.
 `
 
 const usages: Readonly<Record<string, string>> = {

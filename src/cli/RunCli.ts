@@ -7,20 +7,39 @@ import { main } from "./Main.ts"
 
 const cliLayer = Layer.mergeAll(CliIo.layer, builtinRegistryLayer, JsonLogger.layer({ level: "info" }))
 
+/** Conventional exit codes of a process stopped by a signal, 128 + its number. */
+const stoppedBy = { SIGINT: ExitCode.interrupted, SIGTERM: ExitCode.terminated } as const
+
 /**
- * The process edge: runs `main`, interrupts it on SIGINT/SIGTERM (its scopes close, so a service shuts
- * down gracefully and exits 0), and sets the exit code only once stdout and stderr have taken everything.
+ * The process edge: runs `main`, interrupts it on the first SIGINT/SIGTERM (its scopes close, so a
+ * service shuts down gracefully and exits 0), and sets the exit code only once stdout and stderr have
+ * taken everything. A second signal during that shutdown stops the process at once with 130 or 143.
  */
 export const runCli = (argv: ReadonlyArray<string>): void => {
   const fiber = Effect.runFork(main(argv).pipe(Effect.provide(cliLayer)))
-  const interrupt = () => {
-    Effect.runFork(Fiber.interrupt(fiber))
+  let stopping = false
+  const onSignal = (signal: keyof typeof stoppedBy) => {
+    if (!stopping) {
+      stopping = true
+      Effect.runFork(Fiber.interrupt(fiber))
+      return
+    }
+    const code = stoppedBy[signal]
+    Effect.runSync(
+      Effect.logError("second signal during shutdown, exiting at once").pipe(
+        Effect.annotateLogs({ signal, exitCode: code }),
+        Effect.provide(JsonLogger.layer({ level: "error" })),
+      ),
+    )
+    process.exit(code)
   }
-  process.once("SIGINT", interrupt)
-  process.once("SIGTERM", interrupt)
+  const interrupt = () => onSignal("SIGINT")
+  const terminate = () => onSignal("SIGTERM")
+  process.on("SIGINT", interrupt)
+  process.on("SIGTERM", terminate)
   fiber.addObserver((exit) => {
     process.removeListener("SIGINT", interrupt)
-    process.removeListener("SIGTERM", interrupt)
+    process.removeListener("SIGTERM", terminate)
     process.exitCode = exitCodeOf(exit)
     if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
       process.stderr.write(`gpu-serials: unexpected failure: ${Cause.pretty(exit.cause).split("\n")[0]}\n`)

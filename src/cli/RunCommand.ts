@@ -27,8 +27,9 @@ export const settingFlagsHelp = runFlags
 export const runUsage = `Usage: gpu-serials run [--config FILE] [SETTING FLAGS]
 
 Runs the service: watches the device-plugin pods, reads nvidia-smi in them and exports GPU records,
-until SIGTERM or SIGINT, then shuts down gracefully and exits 0. Settings come from flags, then
-environment variables, then the config file, then defaults.
+until SIGTERM or SIGINT, then shuts down within SHUTDOWN_TIMEOUT and exits 0 (a second signal exits at
+once with 143 or 130). Settings come from flags, then environment variables, then the config file,
+then defaults.
 
 Setting flags:
 ${settingFlagsHelp}
@@ -44,7 +45,7 @@ const unsupported = (loaded: LoadedServiceConfig): ConfigInvalid | undefined => 
 /** Runs the service with a loaded configuration; reports a start failure and answers the exit code. */
 export const serveWith = Effect.fn("serveWith")(function* (
   loaded: LoadedServiceConfig,
-  hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "onListening"> = {},
+  hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "tapEvents" | "onListening"> = {},
 ) {
   const io = yield* CliIo
   const refused = unsupported(loaded)

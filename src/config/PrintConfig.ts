@@ -27,7 +27,9 @@ import {
   removalGraceSetting,
   reportIntervalSetting,
   resyncSetting,
+  serverAddressSetting,
   serverPortSetting,
+  shutdownTimeoutSetting,
   timeoutSetting,
   workersSetting,
 } from "./Settings.ts"
@@ -100,6 +102,8 @@ export const configToFile = (config: ServiceConfig): FileMapping => {
   put(root, leaderIdentitySetting, leader.identity)
   put(root, logLevelSetting, config.telemetry.logLevel)
   put(root, serverPortSetting, config.telemetry.serverPort)
+  put(root, serverAddressSetting, config.telemetry.serverAddress)
+  put(root, shutdownTimeoutSetting, config.shutdownTimeoutMs)
   return root
 }
 

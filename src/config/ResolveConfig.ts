@@ -30,9 +30,11 @@ import {
   removalGraceSetting,
   reportIntervalSetting,
   resyncSetting,
+  serverAddressSetting,
   serverPortSetting,
   serviceRules,
   serviceSettings,
+  shutdownTimeoutSetting,
   timeoutSetting,
   workersSetting,
 } from "./Settings.ts"
@@ -130,7 +132,9 @@ const toServiceConfig = (values: SettingValues, exporters: ReadonlyArray<Exporte
   telemetry: {
     logLevel: values.require(logLevelSetting),
     serverPort: values.require(serverPortSetting),
+    serverAddress: values.require(serverAddressSetting),
   },
+  shutdownTimeoutMs: values.require(shutdownTimeoutSetting),
 })
 
 /**

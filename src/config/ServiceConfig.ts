@@ -11,6 +11,8 @@ export interface ServiceConfig {
   readonly exporters: ReadonlyArray<ExporterConfig>
   readonly leaderElection: LeaderElectionConfig
   readonly telemetry: TelemetryConfig
+  /** From the first SIGTERM or SIGINT to exit: in-flight reads are abandoned, exporters flush within it. */
+  readonly shutdownTimeoutMs: number
 }
 
 export type NvidiaSmiMode = "auto" | "xml" | "csv"
@@ -80,4 +82,6 @@ export interface TelemetryConfig {
   readonly logLevel: LogLevel
   /** Port of /healthz, /readyz and /metrics. */
   readonly serverPort: number
+  /** IP address of that server; empty: every interface. */
+  readonly serverAddress: string
 }

@@ -1,3 +1,4 @@
+import { isIP } from "node:net"
 import { Result } from "effect"
 import { validateDnsSubdomain } from "./DnsSubdomain.ts"
 import { exporterQueueRule, exporterQueueSettingList, exporterQueueSettings } from "./ExporterQueueSettings.ts"
@@ -299,6 +300,36 @@ export const serverPortSetting: Setting<number> = {
   check: (value) =>
     value >= 1000 && value <= 65535 ? undefined : "server port must be a valid integer between 1000 and 65535",
   unreadable: "server port must be a valid integer between 1000 and 65535",
+}
+
+export const serverAddressSetting: Setting<string> = {
+  key: "service.telemetry.metrics.address",
+  env: "SERVER_ADDRESS",
+  flag: "--server-address",
+  type: stringType,
+  default: "",
+  secret: "none",
+  label: "server address",
+  description: "IP address /healthz, /readyz and /metrics listen on; empty means every interface.",
+  check: (value) =>
+    value === "" || isIP(value) !== 0
+      ? undefined
+      : "server address must be an IP address such as 127.0.0.1 or ::1, or empty for every interface",
+  emptyEnvIsValue: true,
+}
+
+/** Kubernetes' default `terminationGracePeriodSeconds` is 30s: the default leaves a third of it spare. */
+export const shutdownTimeoutSetting: Setting<number> = {
+  key: "service.shutdownTimeout",
+  env: "SHUTDOWN_TIMEOUT",
+  flag: "--shutdown-timeout",
+  type: durationType,
+  default: 20_000,
+  secret: "none",
+  label: "shutdown timeout",
+  description:
+    "Deadline from SIGTERM or SIGINT to exit: in-flight reads are abandoned at once, exporters flush within the rest.",
+  check: (value) => (value >= 1_000 && value <= 600_000 ? undefined : "shutdown timeout must be from 1s to 10m"),
 }
 
 export const leaderElectionSetting: Setting<boolean> = {
@@ -899,6 +930,8 @@ export const allSettings: ReadonlyArray<AnySetting> = [
   removalGraceSetting,
   logLevelSetting,
   serverPortSetting,
+  serverAddressSetting,
+  shutdownTimeoutSetting,
   leaderElectionSetting,
   leaseNameSetting,
   leaseNamespaceSetting,

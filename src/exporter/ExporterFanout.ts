@@ -2,6 +2,7 @@ import { Context, Duration, Effect, Layer, Option, Queue, Ref, type Scope, Strea
 import type { Health } from "../component/Component.ts"
 import type { ConfiguredExporter, ServiceSettings } from "../component/ComponentRegistry.ts"
 import type { ComponentStartError } from "../component/ComponentStartError.ts"
+import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import type { Exporter, ExporterStats } from "./Exporter.ts"
 
@@ -15,7 +16,10 @@ export interface FanoutOptions {
   readonly laneCapacity?: number
   /** How long an exporter may take to answer `health` or `stats`; default 1s. */
   readonly answerTimeout?: Duration.Input
-  /** How long closing the scope waits for held batches to reach their exporter; default 1s. */
+  /**
+   * How long closing the scope waits for held batches to reach their exporter; default 1s, less when the
+   * service's shutdown deadline leaves less.
+   */
   readonly shutdownTimeout?: Duration.Input
 }
 
@@ -62,6 +66,7 @@ export class ExporterFanout extends Context.Service<
     const laneCapacity = options.laneCapacity ?? 64
     const answerTimeout = options.answerTimeout ?? Duration.seconds(1)
     const shutdownTimeout = options.shutdownTimeout ?? Duration.seconds(1)
+    const deadline = yield* Effect.serviceOption(ShutdownDeadline)
     const ids = exporters.map((exporter) => exporter.id)
     if (new Set(ids).size !== ids.length) return yield* Effect.die(new Error(`exporter ids are not unique: ${ids}`))
 
@@ -112,7 +117,11 @@ export class ExporterFanout extends Context.Service<
         lanes,
         (lane) =>
           Effect.gen(function* () {
-            yield* waitUntilTaken(lane).pipe(Effect.timeoutOption(shutdownTimeout), Effect.interruptible)
+            yield* waitUntilTaken(lane).pipe(
+              // Interruptible inside the deadline, not around it: closing runs uninterruptibly after an interrupt.
+              Effect.interruptible,
+              Effect.timeoutOption(yield* closingBudget(deadline, shutdownTimeout, "flushing")),
+            )
             const counters = yield* SubscriptionRef.get(lane.counters)
             if (counters.pending > 0) {
               yield* Effect.logWarning("exporter did not take its last batches").pipe(
@@ -149,6 +158,8 @@ export class ExporterFanout extends Context.Service<
         (lane) =>
           waitUntilTaken(lane).pipe(
             Effect.andThen(Effect.suspend(() => lane.exporter.flush(timeout))),
+            // The service flushes while it shuts down, uninterruptibly: the deadline must still cut it.
+            Effect.interruptible,
             Effect.timeoutOption(timeout),
             Effect.catchDefect(() => Effect.void),
           ),

@@ -14,6 +14,7 @@ import {
   SubscriptionRef,
 } from "effect"
 import type { Health } from "../component/Component.ts"
+import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 import type { Exporter, ExporterStats } from "./Exporter.ts"
@@ -26,7 +27,10 @@ export interface QueuedExporterOptions {
   readonly id: string
   readonly sink: Sink
   readonly settings: QueueSettings
-  /** How long closing the scope waits for held records to be written before dropping them; default 5s. */
+  /**
+   * How long closing the scope waits for held records to be written before dropping them; default 5s,
+   * less when the service's shutdown deadline leaves less.
+   */
   readonly shutdownTimeout?: Duration.Input
 }
 
@@ -133,6 +137,7 @@ export const make = Effect.fnUntraced(function* (
   const buffer = yield* Queue.dropping<InventoryEvent>(settings.queueSize)
   const annotate = Effect.annotateLogs({ exporter: id })
   const metrics = yield* Effect.serviceOption(ServiceMetrics)
+  const deadline = yield* Effect.serviceOption(ShutdownDeadline)
   /** Reports each write attempt's duration and outcome to the service metrics, when the service has them. */
   const measured = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
     Option.isNone(metrics)
@@ -281,8 +286,9 @@ export const make = Effect.fnUntraced(function* (
       yield* SubscriptionRef.changes(ledger).pipe(
         Stream.takeUntil((current) => current.settled >= target),
         Stream.runDrain,
-        Effect.timeoutOption(timeout),
+        // Interruptible inside the deadline, not around it: closing runs uninterruptibly after an interrupt.
         Effect.interruptible,
+        Effect.timeoutOption(timeout),
       )
     })
 
@@ -296,8 +302,11 @@ export const make = Effect.fnUntraced(function* (
     Effect.gen(function* () {
       yield* SubscriptionRef.update(ledger, (current) => ({ ...current, closed: true }))
       yield* Deferred.succeed(closing, undefined)
-      yield* waitUntilSettled(shutdownTimeout)
-      yield* Fiber.interrupt(worker).pipe(Effect.timeoutOption(shutdownTimeout), Effect.interruptible)
+      yield* waitUntilSettled(yield* closingBudget(deadline, shutdownTimeout, "flushing"))
+      yield* Fiber.interrupt(worker).pipe(
+        Effect.interruptible,
+        Effect.timeoutOption(yield* closingBudget(deadline, shutdownTimeout)),
+      )
       const unwritten = yield* SubscriptionRef.modify(ledger, (current) => {
         const held = current.accepted - current.settled
         return [held, { ...current, settled: current.accepted, dropped: current.dropped + held }] as const
@@ -310,7 +319,10 @@ export const make = Effect.fnUntraced(function* (
       }
       yield* Queue.shutdown(buffer)
       if (sink.close !== undefined) {
-        yield* sink.close.pipe(Effect.timeoutOption(shutdownTimeout), Effect.interruptible)
+        yield* sink.close.pipe(
+          Effect.interruptible,
+          Effect.timeoutOption(yield* closingBudget(deadline, shutdownTimeout)),
+        )
       }
     }),
   )

@@ -1,6 +1,8 @@
-import { Cause, Effect, Exit, Layer, Queue, Schedule, Scope } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, Queue, Schedule, Scope } from "effect"
 import type { ConfiguredExporter } from "../component/ComponentRegistry.ts"
+import { ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { ServiceConfig } from "../config/ServiceConfig.ts"
+import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
 import { ExporterFanout } from "../exporter/ExporterFanout.ts"
 import * as NatsKvInventoryStore from "../exporter/nats/NatsKvInventoryStore.ts"
@@ -19,6 +21,8 @@ export interface GpuSerialsServiceOptions {
   readonly serviceVersion: string
   /** Sees every observation before the inventory does (the demo's summary). */
   readonly tap?: (observation: NodeObservation) => Effect.Effect<void>
+  /** Sees every batch of inventory events as it is handed to the exporters (the demo's progress). */
+  readonly tapEvents?: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
   /** Called once the health server listens, with its port. */
   readonly onListening?: (port: number) => Effect.Effect<void>
   readonly receiverTuning?: KubeExecTuning
@@ -30,14 +34,20 @@ const exporterStatsInterval = "5 seconds"
 /**
  * The service: the `kube_exec` receiver feeds node observations to the `inventory` processor, whose
  * events fan out to the exporters; a health server answers /healthz, /readyz and /metrics. Runs until
- * interrupted, then shuts down in order: the receiver stops taking pods and finishes those in flight, the
- * inventory takes its last observations, the exporters write what they hold, the server closes.
+ * interrupted, then shuts down in order within `shutdownTimeout`: the receiver stops taking pods and
+ * abandons those in flight, the inventory takes the observations already made, the exporters write what
+ * they hold in the time left (each one logs what it could not write), the server closes.
  */
 export const runGpuSerialsService = (options: GpuSerialsServiceOptions) => {
   const { config } = options
-  const telemetry = HealthServer.layer({ port: config.telemetry.serverPort }).pipe(
+  const address = config.telemetry.serverAddress
+  const telemetry = HealthServer.layer({
+    port: config.telemetry.serverPort,
+    ...(address === "" ? {} : { host: address }),
+  }).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
+        ShutdownDeadline.layer(Duration.millis(config.shutdownTimeoutMs)),
         ReadinessChecks.layer({ expected: readinessNames }),
         OtelServiceMetrics.layerWithMeter({
           serviceVersion: options.serviceVersion,
@@ -54,6 +64,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
   const metrics = yield* ServiceMetrics
   const readiness = yield* ReadinessChecks
   const server = yield* HealthServer
+  const deadline = yield* ShutdownDeadline
   const settings = { clusterName: config.clusterName, serviceVersion: options.serviceVersion }
 
   const exporters = yield* Effect.forEach(options.exporters, (exporter) => exporter.create(settings))
@@ -66,6 +77,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
   )
 
   // A nats exporter's KV bucket of current locations is the inventory's durable store; memory otherwise.
+  const tapEvents = options.tapEvents
   const natsStore = NatsKvInventoryStore.storeConfigOf(options.exporters)
   const store =
     natsStore === undefined
@@ -81,7 +93,8 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
       reportIntervalMs: config.inventory.reportIntervalMs,
       removalGraceMs: config.inventory.removalGraceMs,
     },
-    sink: fanout.export,
+    sink:
+      tapEvents === undefined ? fanout.export : (events) => Effect.andThen(fanout.export(events), tapEvents(events)),
     store,
   })
   yield* readiness.register("inventory", inventory.health)
@@ -91,7 +104,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
       ? inventory.observe(observation)
       : Effect.andThen(options.tap(observation), inventory.observe(observation))
 
-  // The receiver lives in its own scope, closed first at shutdown; its last observations still reach the inventory.
+  // The receiver lives in its own scope, closed first at shutdown; the observations it made still reach the inventory.
   const receiverScope = yield* Scope.make()
   const receiver = yield* kubeExecFactory(options.receiverTuning ?? defaultTuning)
     .create(config.kubeExec, { id: "kube_exec", ...settings })
@@ -103,10 +116,20 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
   yield* readiness.register("readings", receiver.readings)
   const deliver = Queue.take(receiver.observations).pipe(Effect.flatMap(observe), Effect.forever)
   yield* Effect.addFinalizer(() =>
-    Scope.close(receiverScope, Exit.void).pipe(
-      Effect.andThen(deliver),
-      Effect.catchIf(Cause.isDone, () => Effect.void),
-    ),
+    Effect.gen(function* () {
+      yield* deadline.begin
+      yield* Effect.logInfo("gpu-serials shutting down").pipe(
+        Effect.annotateLogs({ shutdownTimeout: Duration.format(deadline.budget) }),
+      )
+      yield* Scope.close(receiverScope, Exit.void)
+      yield* deliver.pipe(
+        Effect.catchIf(Cause.isDone, () => Effect.void),
+        Effect.interruptible,
+        Effect.timeoutOption(yield* deadline.forFlushing),
+      )
+      // The exporters' own closing then finds their records written, or logs what it drops.
+      yield* fanout.flush(yield* deadline.forFlushing)
+    }),
   )
 
   // Without leader election this replica is the only one, so it leads.

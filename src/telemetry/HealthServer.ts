@@ -6,7 +6,7 @@ import { ServiceMeter } from "./ServiceMeter.ts"
 export interface HealthServerOptions {
   /** `SERVER_PORT`; 0 picks a free port (read it back from `HealthServer.port`). */
   readonly port: number
-  /** Interface to listen on; all interfaces when absent. */
+  /** IP address to listen on (`SERVER_ADDRESS`); every interface when absent. */
   readonly host?: string
   /** Deadline for answering one request; default 5s. A readiness answer that misses it is 503. */
   readonly requestTimeout?: Duration.Input
@@ -46,8 +46,13 @@ const sendJson = (response: ServerResponse, status: number, body: unknown): void
   response.end(`${JSON.stringify(body)}\n`)
 }
 
-const listen = (server: Server, options: HealthServerOptions): Effect.Effect<number, HealthServerError> =>
-  Effect.callback<number, HealthServerError>((resume) => {
+interface Bound {
+  readonly address: string
+  readonly port: number
+}
+
+const listen = (server: Server, options: HealthServerOptions): Effect.Effect<Bound, HealthServerError> =>
+  Effect.callback<Bound, HealthServerError>((resume) => {
     const failed = (error: Error) =>
       resume(Effect.fail(new HealthServerError({ port: options.port, message: error.message })))
     server.once("error", failed)
@@ -56,7 +61,7 @@ const listen = (server: Server, options: HealthServerOptions): Effect.Effect<num
       const address = server.address()
       resume(
         typeof address === "object" && address !== null
-          ? Effect.succeed(address.port)
+          ? Effect.succeed({ address: address.address, port: address.port })
           : Effect.fail(new HealthServerError({ port: options.port, message: "not listening on a TCP port" })),
       )
     }
@@ -145,9 +150,9 @@ export class HealthServer extends Context.Service<
         server.requestTimeout = Math.max(1000, Duration.toMillis(requestTimeout))
         server.headersTimeout = server.requestTimeout
 
-        const port = yield* Effect.acquireRelease(listen(server, options), () => close(server))
-        yield* Effect.logInfo("health server listening").pipe(Effect.annotateLogs({ port }))
-        return HealthServer.of({ port })
+        const bound = yield* Effect.acquireRelease(listen(server, options), () => close(server))
+        yield* Effect.logInfo("health server listening").pipe(Effect.annotateLogs({ ...bound }))
+        return HealthServer.of({ port: bound.port })
       }),
     )
 }

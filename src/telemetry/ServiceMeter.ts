@@ -5,6 +5,7 @@ import { defaultResource, type Resource, resourceFromAttributes } from "@opentel
 import { type IMetricReader, MeterProvider, type MetricProducer, MetricReader } from "@opentelemetry/sdk-metrics"
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
 import { Context, Duration, Effect, Layer, type Scope } from "effect"
+import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 
 export const serviceName = "gpu-serials"
 
@@ -72,10 +73,16 @@ export class ServiceMeter extends Context.Service<
 
         const producer: MetricProducer = { collect: (collectOptions) => sharedCollection.collect(collectOptions) }
 
+        // The reader's owner (an exporter) runs under the service's shutdown deadline, if there is one.
         const attachReader = (reader: IMetricReader): Effect.Effect<void, never, Scope.Scope> =>
-          Effect.acquireRelease(
-            Effect.sync(() => reader.setMetricProducer(producer)),
-            () => shutDown("attached metric reader", reader, shutdownTimeout),
+          Effect.flatMap(Effect.serviceOption(ShutdownDeadline), (deadline) =>
+            Effect.acquireRelease(
+              Effect.sync(() => reader.setMetricProducer(producer)),
+              () =>
+                closingBudget(deadline, shutdownTimeout).pipe(
+                  Effect.flatMap((budget) => shutDown("attached metric reader", reader, budget)),
+                ),
+            ),
           )
 
         return ServiceMeter.of({
@@ -96,7 +103,8 @@ interface ShutsDown {
 
 const shutDown = (what: string, target: ShutsDown, timeout: Duration.Duration): Effect.Effect<void> =>
   Effect.tryPromise(() => target.shutdown({ timeoutMillis: Duration.toMillis(timeout) })).pipe(
-    Effect.timeoutOption(Duration.sum(timeout, Duration.seconds(1))),
+    Effect.interruptible,
+    Effect.timeoutOption(timeout),
     Effect.catch((error) =>
       Effect.logWarning(`${what} did not shut down cleanly`).pipe(Effect.annotateLogs({ reason: error.message })),
     ),

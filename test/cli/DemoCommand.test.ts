@@ -12,9 +12,43 @@ describe("gpu-serials demo", () => {
     expect(records.filter((record) => record.product === "NVIDIA GB200").every((record) => record.chassis !== "")).toBe(
       true,
     )
-    expect(run.stderr).toContain("demo summary after")
     expect(run.stderr).toMatch(/driver-not-loaded: 1 node/)
     expect(records.some((record) => record.machine === "na" && record.gpu === "")).toBe(true)
+
+    const added = records.filter((record) => record.event === "added").length
+    const progress = run.stderr.split("\n").filter((line) => line.startsWith("demo after "))
+    expect(progress.length).toBeGreaterThanOrEqual(1)
+    expect(progress[0]).toMatch(
+      /^demo after 5 s: nodes read \d+, GPUs \d+, events added \d+, moved \d+, removed \d+, observed \d+, errors \d+ \(1 node\)$/,
+    )
+    const summary = run.stderr.slice(run.stderr.indexOf("demo summary after"))
+    expect(summary).toContain(`  events: added ${added}, moved 0, removed 0, observed 0\n`)
+    expect(summary).toMatch(/\n {2}nodes gone: 0 \(their device-plugin pod or the node itself was deleted;/)
+    expect(summary).toContain("removed once gone for the removal grace, 10s,")
+    expect(summary).toMatch(/\n {2}errors by kind:\n {4}driver-not-loaded: 1 node \(/)
+  }, 30_000)
+
+  it("shows churn as moved and removed events within a short run, thanks to its short removal grace", () => {
+    const run = gpuSerials(["demo", "--duration", "25s", "--churn", "30"], { timeoutMs: 60_000 })
+    expect(run.status).toBe(0)
+    const events = jsonLines(run.stdout).map((record) => record.event)
+    expect(events).toContain("moved")
+    expect(events).toContain("removed")
+    expect(run.stderr).toMatch(/ {2}events: added \d+, moved [1-9]\d*, removed [1-9]\d*, observed \d+\n/)
+  }, 90_000)
+
+  it("keeps its health server on the loopback interface and honours the user's removal grace", () => {
+    const run = gpuSerials(["demo", "--duration", "2s", "--nodes", "2", "--removal-grace", "1m"])
+    expect(run.status).toBe(0)
+    const listening = jsonLines(
+      run.stderr
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .join("\n"),
+    ).find((line) => line.msg === "health server listening")
+    expect(listening).toMatchObject({ address: "127.0.0.1" })
+    expect(run.stderr).toMatch(/health and metrics at http:\/\/127\.0\.0\.1:\d+\/metrics/)
+    expect(run.stderr).toContain("removed once gone for the removal grace, 1m,")
   }, 30_000)
 
   it("rejects a bad demo option with exit code 2", () => {

@@ -35,7 +35,8 @@ describe("defaults", () => {
         retryPeriodMs: 2_000,
         identity: "",
       },
-      telemetry: { logLevel: "info", serverPort: 8080 },
+      telemetry: { logLevel: "info", serverPort: 8080, serverAddress: "" },
+      shutdownTimeoutMs: 20_000,
     }
     expect(configOf({ env: cluster })).toEqual(expected)
   })
@@ -94,6 +95,32 @@ describe("the Go original's messages", () => {
 
   it("names a missing cluster by its variable when there is no config file", () => {
     expect(problemsOf({})).toEqual([{ key: "CLUSTER_NAME", message: "cluster name must be specified" }])
+  })
+})
+
+describe("the shutdown deadline and the health server's address", () => {
+  it("default to 20s, under Kubernetes' default grace period of 30s, and every interface", () => {
+    const config = configOf({ env: cluster })
+    expect(config.shutdownTimeoutMs).toBe(20_000)
+    expect(config.telemetry.serverAddress).toBe("")
+  })
+
+  it("take a duration and an IP address", () => {
+    const config = configOf({ env: { ...cluster, SHUTDOWN_TIMEOUT: "45s", SERVER_ADDRESS: "::1" } })
+    expect(config.shutdownTimeoutMs).toBe(45_000)
+    expect(config.telemetry.serverAddress).toBe("::1")
+  })
+
+  it.each([
+    [{ SHUTDOWN_TIMEOUT: "0s" }, "SHUTDOWN_TIMEOUT", "shutdown timeout must be from 1s to 10m"],
+    [{ SHUTDOWN_TIMEOUT: "1h" }, "SHUTDOWN_TIMEOUT", "shutdown timeout must be from 1s to 10m"],
+    [
+      { SERVER_ADDRESS: "localhost" },
+      "SERVER_ADDRESS",
+      "server address must be an IP address such as 127.0.0.1 or ::1, or empty for every interface",
+    ],
+  ])("%j → %s: %s", (env, key, message) => {
+    expect(problemsOf({ env: { ...cluster, ...env } })).toEqual([{ key, message }])
   })
 })
 

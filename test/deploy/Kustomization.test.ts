@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process"
+import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
+import { parseGoDuration } from "../../src/config/GoDuration.ts"
 import { repositoryRoot } from "../cli/GpuSerialsCli.ts"
 
 interface Manifest {
@@ -56,5 +58,22 @@ describe("deploy/base", () => {
         },
       },
     })
+  })
+
+  it("shuts down within SHUTDOWN_TIMEOUT, well inside the pod's termination grace period", () => {
+    const [deployment] = find("Deployment")
+    const spec = deployment?.spec as {
+      template: {
+        spec: {
+          terminationGracePeriodSeconds: number
+          containers: Array<{ env: Array<{ name: string; value: string }> }>
+        }
+      }
+    }
+    const pod = spec.template.spec
+    const shutdownTimeout = pod.containers[0]?.env.find((variable) => variable.name === "SHUTDOWN_TIMEOUT")?.value
+    const parsed = parseGoDuration(shutdownTimeout ?? "")
+    if (Result.isFailure(parsed)) throw new Error(`SHUTDOWN_TIMEOUT is not a duration: ${shutdownTimeout}`)
+    expect(parsed.success + 5_000).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds * 1000)
   })
 })

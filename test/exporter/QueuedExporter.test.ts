@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Exit, Fiber, Scope } from "effect"
 import { TestClock } from "effect/testing"
+import { ShutdownDeadline } from "../../src/component/ShutdownDeadline.ts"
 import * as QueuedExporter from "../../src/exporter/QueuedExporter.ts"
 import {
   defaultQueueSettings,
@@ -475,6 +476,31 @@ describe("QueuedExporter", () => {
       assert.strictEqual(report.length, 1)
       assert.strictEqual(report[0]?.dropped, 6)
       assert.strictEqual(report[0]?.exporter, "otlp")
+    }),
+  )
+
+  it.effect("closing while the service shuts down waits no longer than the shutdown deadline leaves", () =>
+    Effect.gen(function* () {
+      const log = capturedLog()
+      const deadline = yield* ShutdownDeadline.make("3 seconds")
+      const scope = yield* Scope.make()
+      const exporter = yield* QueuedExporter.make({
+        id: "nats",
+        sink: scriptedSink(() => Effect.never),
+        settings: settings({ writeTimeout: Duration.hours(1) }),
+        shutdownTimeout: "1 hour",
+      }).pipe(Scope.provide(scope), Effect.provideService(ShutdownDeadline, deadline), Effect.provide(log.layer))
+
+      yield* exporter.export(addedEvents(4))
+      yield* deadline.begin
+      yield* closeAdvancing(scope, "4 seconds")
+
+      assert.strictEqual((yield* exporter.stats).dropped, 4)
+      const report = log.events().filter((event) => event.msg === "exporter stopped with records not written")
+      assert.deepStrictEqual(
+        report.map((event) => [event.exporter, event.dropped]),
+        [["nats", 4]],
+      )
     }),
   )
 })

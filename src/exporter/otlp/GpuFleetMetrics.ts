@@ -1,6 +1,7 @@
 import type { Resource } from "@opentelemetry/resources"
 import { type IMetricReader, MeterProvider, type MetricProducer, MetricReader } from "@opentelemetry/sdk-metrics"
 import { Duration, Effect, type Scope } from "effect"
+import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 
 export const gpuInfoMetric = "gpu_serials_gpu_info"
@@ -45,13 +46,16 @@ export const make = Effect.fnUntraced(function* (
 ): Effect.fn.Return<GpuFleetMetrics, never, Scope.Scope> {
   const gpus = new Map<string, TrackedGpu>()
   const collection = new FleetCollection()
+  const deadline = yield* Effect.serviceOption(ShutdownDeadline)
   const provider = yield* Effect.acquireRelease(
     Effect.sync(() => new MeterProvider({ resource: options.resource, readers: [collection, ...options.readers] })),
     (meterProvider) =>
-      Effect.tryPromise(() =>
-        meterProvider.shutdown({ timeoutMillis: Duration.toMillis(options.shutdownTimeout) }),
+      Effect.flatMap(closingBudget(deadline, options.shutdownTimeout), (budget) =>
+        Effect.tryPromise(() => meterProvider.shutdown({ timeoutMillis: Duration.toMillis(budget) })).pipe(
+          Effect.interruptible,
+          Effect.timeoutOption(budget),
+        ),
       ).pipe(
-        Effect.timeoutOption(Duration.sum(options.shutdownTimeout, Duration.seconds(1))),
         Effect.catch((error) =>
           Effect.logWarning("GPU metrics did not shut down cleanly").pipe(
             Effect.annotateLogs({ reason: error.message }),

@@ -5,6 +5,7 @@ import {
   Effect,
   Exit,
   Layer,
+  Option,
   Queue,
   Ref,
   Schedule,
@@ -14,6 +15,7 @@ import {
 } from "effect"
 import type { ComponentFactory, Health } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
+import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import { type InventoryEvent, type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEvent.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
@@ -157,14 +159,26 @@ export class InventoryProcessor extends Context.Service<
       ),
     )
 
+    const deadline = yield* Effect.serviceOption(ShutdownDeadline)
     yield* Effect.addFinalizer(() =>
-      writePending.pipe(
-        Effect.catch((error) =>
-          Effect.logWarning("inventory store did not take the last changes").pipe(
-            Effect.annotateLogs({ store: error.store, reason: error.message }),
+      Effect.gen(function* () {
+        const budget = yield* closingBudget(deadline, storeTimeout, "flushing")
+        const written = yield* writePending.pipe(
+          Effect.catch((error) =>
+            Effect.logWarning("inventory store did not take the last changes").pipe(
+              Effect.annotateLogs({ store: error.store, reason: error.message }),
+            ),
           ),
-        ),
-      ),
+          // Interruptible inside the deadline, not around it: closing runs uninterruptibly after an interrupt.
+          Effect.interruptible,
+          Effect.timeoutOption(budget),
+        )
+        if (Option.isNone(written)) {
+          yield* Effect.logWarning("inventory store did not take the last changes").pipe(
+            Effect.annotateLogs({ store: store.kind, reason: `no answer within ${Duration.format(budget)}` }),
+          )
+        }
+      }),
     )
 
     yield* Queue.take(wake).pipe(

@@ -1,6 +1,7 @@
 import type { Cause, Queue, Scope } from "effect"
 import { Clock, Duration, Effect, Fiber, Result } from "effect"
 import type { Health } from "../../component/Component.ts"
+import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { KubeExecConfig } from "../../config/ServiceConfig.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { outputExcerpt } from "../../nvsmi/OutputExcerpt.ts"
@@ -50,7 +51,7 @@ export interface KubeExecTuning {
   readonly informer: InformerOptions
   /** Observations held for the consumer before producers wait. */
   readonly observationBuffer: number
-  /** How long closing waits for in-flight pods beyond their own deadline. */
+  /** How long closing waits for interrupted reads to close their exec sessions. */
   readonly shutdownGraceMs: number
   /** How often a node logs the same failure kind, and how many failing nodes are remembered. */
   readonly failingNodes: FailingNodesOptions
@@ -68,8 +69,9 @@ export const defaultTuning: KubeExecTuning = {
 /**
  * Starts the receiver: informers on the device-plugin pods and on nodes feed pod keys into a rate-limited
  * work queue; `workers` fibers read nvidia-smi in each ready pod within `timeoutMs` and hand the result
- * over as an observation. Closing the scope stops intake, lets in-flight pods finish or time out, then
- * closes the watches and ends `observations`.
+ * over as an observation. Closing the scope stops intake and interrupts the reads in flight (their
+ * readings are abandoned: not retried, not counted, not handed over), then closes the watches and ends
+ * `observations`.
  */
 export const make = (
   config: KubeExecConfig,
@@ -336,12 +338,15 @@ export const make = (
     }
 
     const workers = yield* Effect.forEach(Array.from({ length: config.workers }), () => Effect.forkScoped(worker))
+    const deadline = yield* Effect.serviceOption(ShutdownDeadline)
+    // A read in flight can last until TIMEOUT, as long as Kubernetes' grace period: waiting for it would
+    // leave the exporters no time to write what they hold, so it is abandoned.
     yield* Effect.addFinalizer(() =>
-      queue.shutDown.pipe(
-        // Before the first lists no worker holds a pod: they are stopped at once.
-        Effect.andThen(isReady() ? Fiber.awaitAll(workers) : Fiber.interruptAll(workers)),
-        Effect.timeoutOption(Duration.millis(config.timeoutMs + tuning.shutdownGraceMs)),
-      ),
+      Effect.gen(function* () {
+        yield* queue.shutDown
+        const budget = yield* closingBudget(deadline, Duration.millis(tuning.shutdownGraceMs))
+        yield* Fiber.interruptAll(workers).pipe(Effect.interruptible, Effect.timeoutOption(budget))
+      }),
     )
 
     return {

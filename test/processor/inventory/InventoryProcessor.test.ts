@@ -2,12 +2,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { ComponentStartError } from "../../../src/component/ComponentStartError.ts"
+import { ShutdownDeadline } from "../../../src/component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import { factory, InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
 import type { InventorySettings } from "../../../src/processor/inventory/InventorySettings.ts"
 import { InventorySink } from "../../../src/processor/inventory/InventorySink.ts"
 import { InventoryStore, InventoryStoreError } from "../../../src/processor/inventory/InventoryStore.ts"
 import * as MemoryInventoryStore from "../../../src/processor/inventory/MemoryInventoryStore.ts"
+import { capturedLog } from "../../log/CapturedLog.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { gone, hostGpus, kinds, nodeA, nodeB, read } from "./Observations.ts"
 
@@ -155,6 +157,38 @@ describe("InventoryProcessor", () => {
       yield* advanceSeconds(10)
       assert.deepStrictEqual(yield* processor.health, { healthy: true })
       assert.strictEqual((yield* memory.current).length, 16)
+    }),
+  )
+
+  it.effect("closing within the shutdown deadline gives up on a store that does not answer, and says so", () =>
+    Effect.gen(function* () {
+      const log = capturedLog()
+      const memory = yield* MemoryInventoryStore.make()
+      const hung = InventoryStore.of({ kind: "nats-kv", load: memory.store.load, apply: () => Effect.never })
+      const deadline = yield* ShutdownDeadline.make("4 seconds")
+      const scope = yield* Scope.make()
+      const processor = yield* InventoryProcessor.make({
+        settings: quick,
+        sink: capturingSink().sink,
+        store: hung,
+      }).pipe(
+        Effect.provide(recordingMetrics().layer),
+        Effect.provideService(ShutdownDeadline, deadline),
+        Effect.provide(log.layer),
+        Scope.provide(scope),
+      )
+      yield* processor.observe(read(nodeA, yield* now, gpusA))
+      yield* Effect.yieldNow
+
+      yield* deadline.begin
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+      yield* advanceSeconds(5)
+      yield* Fiber.join(closing)
+      const unwritten = log.events().filter((event) => event.msg === "inventory store did not take the last changes")
+      assert.deepStrictEqual(
+        unwritten.map((event) => event.store),
+        ["nats-kv"],
+      )
     }),
   )
 
