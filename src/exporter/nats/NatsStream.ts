@@ -1,4 +1,5 @@
 import {
+  DiscardPolicy,
   JetStreamApiCodes,
   JetStreamApiError,
   type JetStreamManager,
@@ -14,7 +15,15 @@ import { streamSubject } from "./NatsSubject.ts"
 
 const apiTimeout = Duration.seconds(10)
 
-/** The stream the exporter creates when none exists: file storage, the configured window, retention and age. */
+/** NATS's "no size limit". */
+const unlimited = -1
+
+const maxBytesOf = (settings: NatsStreamSettings): number => (settings.maxBytes === 0 ? unlimited : settings.maxBytes)
+
+/**
+ * The stream the exporter creates when none exists: file storage, the configured window, retention,
+ * age and size, the oldest messages discarded first, so the hourly `observed` events do not grow it forever.
+ */
 export const streamConfig = (
   name: string,
   prefix: string,
@@ -26,6 +35,8 @@ export const streamConfig = (
   retention: settings.retention,
   storage: StorageType.File,
   max_age: nanos(settings.maxAgeMs),
+  max_bytes: maxBytesOf(settings),
+  discard: DiscardPolicy.Old,
 })
 
 const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -36,7 +47,7 @@ const isStreamNotFound = (cause: unknown): boolean =>
 /**
  * Makes sure the stream exists. When the exporter may create it (`create`), a missing stream is created
  * with `streamConfig`, and an existing one is updated to capture `<prefix>.>` and to carry the configured
- * duplicate window and max age; its retention cannot change, so a different one is only logged. Otherwise
+ * duplicate window, max age and max bytes; its retention cannot change, so a different one is only logged. Otherwise
  * a missing stream is an error and an existing one is left as its owner configured it.
  */
 export const ensureStream = Effect.fnUntraced(function* (
@@ -84,10 +95,12 @@ export const ensureStream = Effect.fnUntraced(function* (
   }
   const duplicateWindow = nanos(settings.duplicateWindowMs)
   const maxAge = nanos(settings.maxAgeMs)
+  const maxBytes = maxBytesOf(settings)
   const update: Partial<StreamUpdateConfig> = {
     ...(existing.subjects.includes(wanted) ? {} : { subjects: [...existing.subjects, wanted] }),
     ...(existing.duplicate_window === duplicateWindow ? {} : { duplicate_window: duplicateWindow }),
     ...(existing.max_age === maxAge ? {} : { max_age: maxAge }),
+    ...(existing.max_bytes === maxBytes ? {} : { max_bytes: maxBytes }),
   }
   if (Object.keys(update).length === 0) return
   yield* call("update", () => manager.streams.update(name, update))
