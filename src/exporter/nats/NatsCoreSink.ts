@@ -1,7 +1,8 @@
-import type { NatsConnection } from "@nats-io/transport-node"
 import { Effect } from "effect"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
-import type { Sink, SinkError } from "../Sink.ts"
+import type { Sink } from "../Sink.ts"
+import type { NatsFailureLog } from "./NatsFailureLog.ts"
+import type { NatsLink } from "./NatsLink.ts"
 import { natsMessage } from "./NatsMessage.ts"
 import { publishFailure } from "./NatsPublishFailure.ts"
 
@@ -11,12 +12,13 @@ import { publishFailure } from "./NatsPublishFailure.ts"
  * get the messages, others never do. The write deadline is the exporter's.
  */
 export const make = (options: {
-  readonly connection: Effect.Effect<NatsConnection, SinkError>
+  readonly link: NatsLink
   readonly subjectPrefix: string
+  readonly failures: NatsFailureLog
 }): Sink => ({
   write: (events: ReadonlyArray<InventoryEvent>) =>
     Effect.gen(function* () {
-      const connection = yield* options.connection
+      const connection = yield* options.link.connection
       yield* Effect.try({
         try: () => {
           for (const event of events) {
@@ -27,5 +29,6 @@ export const make = (options: {
         catch: publishFailure,
       })
       yield* Effect.tryPromise({ try: () => connection.flush(), catch: publishFailure })
+      yield* options.failures.recovered
     }),
 })

@@ -10,6 +10,7 @@ import {
 import { nanos } from "@nats-io/transport-node"
 import { Duration, Effect } from "effect"
 import type { NatsStreamSettings } from "../../config/NatsExporterConfig.ts"
+import { isPermanent, natsReason } from "./NatsPermanentError.ts"
 import { NatsStreamError } from "./NatsStreamError.ts"
 import { streamSubject } from "./NatsSubject.ts"
 
@@ -39,16 +40,25 @@ export const streamConfig = (
   discard: DiscardPolicy.Old,
 })
 
-const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
-
 const isStreamNotFound = (cause: unknown): boolean =>
   cause instanceof JetStreamApiError && cause.code === JetStreamApiCodes.StreamNotFound
+
+/** A failed stream call as an error naming the stream and the operation, permanent when NATS refused it. */
+const streamError = (stream: string, operation: string, cause: unknown): NatsStreamError =>
+  new NatsStreamError({
+    stream,
+    message:
+      cause instanceof Error && cause.name === "TimeoutError"
+        ? `${operation}: no answer within ${Duration.format(apiTimeout)}`
+        : `${operation}: ${natsReason(cause)}`,
+    permanent: isPermanent(cause),
+  })
 
 /**
  * Makes sure the stream exists. When the exporter may create it (`create`), a missing stream is created
  * with `streamConfig`, and an existing one is updated to capture `<prefix>.>` and to carry the configured
  * duplicate window, max age and max bytes; its retention cannot change, so a different one is only logged. Otherwise
- * a missing stream is an error and an existing one is left as its owner configured it.
+ * a missing stream is a permanent error and an existing one is left as its owner configured it.
  */
 export const ensureStream = Effect.fnUntraced(function* (
   manager: JetStreamManager,
@@ -62,15 +72,13 @@ export const ensureStream = Effect.fnUntraced(function* (
       catch: (cause) => cause,
     }).pipe(
       Effect.timeout(apiTimeout),
-      Effect.mapError((cause) => new NatsStreamError({ stream: name, message: `${operation}: ${reason(cause)}` })),
+      Effect.mapError((cause) => streamError(name, operation, cause)),
     )
   const existing = yield* Effect.tryPromise({ try: () => manager.streams.info(name), catch: (cause) => cause }).pipe(
     Effect.timeout(apiTimeout),
     Effect.map((info) => info.config),
     Effect.catch((cause) =>
-      isStreamNotFound(cause)
-        ? Effect.succeed(undefined)
-        : Effect.fail(new NatsStreamError({ stream: name, message: `lookup: ${reason(cause)}` })),
+      isStreamNotFound(cause) ? Effect.succeed(undefined) : Effect.fail(streamError(name, "lookup", cause)),
     ),
   )
   const wanted = streamSubject(prefix)
@@ -79,6 +87,7 @@ export const ensureStream = Effect.fnUntraced(function* (
       return yield* new NatsStreamError({
         stream: name,
         message: "stream does not exist, and streamCreate is false: create it or set streamCreate to true",
+        permanent: true,
       })
     }
     return
