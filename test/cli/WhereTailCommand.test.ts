@@ -86,7 +86,7 @@ describe("gpu-serials where and tail", () => {
     const usage = gpuSerials(["where"], { env })
     expect(usage.status).toBe(2)
     expect(usage.stderr).toContain("where needs a serial or a uuid")
-  })
+  }, 60_000)
 
   it("where searches every cluster sharing the bucket, and --cluster keeps one", async () => {
     await Effect.runPromise(
@@ -124,7 +124,7 @@ describe("gpu-serials where and tail", () => {
     expect(elsewhere.stderr).toContain(
       "no GPU with serial or uuid GPU-gb200-0 in cluster staging of bucket shared_fleet",
     )
-  })
+  }, 60_000)
 
   it("tail prints the records of the node it follows as they are published, then stops after --count", async () => {
     const child = spawn(

@@ -1,9 +1,10 @@
 import type { NatsConnection } from "@nats-io/transport-node"
-import { Deferred, Duration, Effect, Option, Schedule, type Scope } from "effect"
+import { Deferred, Duration, Effect, Option, Schedule, Scope } from "effect"
 import { SinkError } from "../Sink.ts"
 import { NatsConnectError } from "./NatsConnectError.ts"
 import { drain, type NatsConnectionConfig, open } from "./NatsConnection.ts"
 import type { NatsFailureLog } from "./NatsFailureLog.ts"
+import { type PublishRefusals, watch as watchRefusals } from "./NatsPublishRefusals.ts"
 
 /** First connection attempts: exponential from 500 ms with jitter, at most 30 s apart, forever. */
 const connectSchedule = Schedule.exponential(Duration.millis(500)).pipe(
@@ -36,6 +37,8 @@ export interface NatsLink {
    * subjects taken away): a permanent failure is logged and is not retryable.
    */
   readonly prepareAgain: Effect.Effect<void, SinkError>
+  /** The core publishes the server refused on the connection so far (none before it is made). */
+  readonly publishRefusals: Effect.Effect<PublishRefusals>
 }
 
 /**
@@ -53,6 +56,8 @@ export const make = Effect.fnUntraced(function* <E extends SetupError>(options: 
   readonly failures: NatsFailureLog
 }): Effect.fn.Return<NatsLink, E, Scope.Scope> {
   const { failures } = options
+  const scope = yield* Effect.scope
+  let refusals: Effect.Effect<PublishRefusals> = Effect.succeed({ count: 0, last: undefined })
   const ready = yield* Deferred.make<NatsConnection>()
   const firstAttempt = yield* Deferred.make<void, E>()
   let opened: NatsConnection | undefined
@@ -78,8 +83,11 @@ export const make = Effect.fnUntraced(function* <E extends SetupError>(options: 
     )
 
   const establish = Effect.gen(function* () {
-    const connection = opened ?? (yield* open(options.config, options.name))
-    opened = connection
+    if (opened === undefined) {
+      opened = yield* open(options.config, options.name)
+      refusals = yield* watchRefusals(opened).pipe(Scope.provide(scope))
+    }
+    const connection = opened
     yield* setUp(connection)
     yield* Deferred.succeed(ready, connection)
   }).pipe(
@@ -119,5 +127,5 @@ export const make = Effect.fnUntraced(function* <E extends SetupError>(options: 
           ),
     ),
   )
-  return { connection, prepareAgain }
+  return { connection, prepareAgain, publishRefusals: Effect.suspend(() => refusals) }
 })

@@ -108,43 +108,51 @@ describe("nats exporter: failures that retrying cannot fix", () => {
     )
   }, 60_000)
 
-  it("while running, a user without publish permission fails readiness with the reason and logs one ERROR", async () => {
-    server = await startNatsServer({
-      config: [
-        "authorization {",
-        "  users = [",
-        "    { user: inventory, password: s3cret-inventory, permissions: {",
-        '      publish: { allow: ["$JS.API.>", "$KV.gpu_serials.>", "_INBOX.>"] }',
-        '      subscribe: { allow: ["_INBOX.>", "$KV.gpu_serials.>"] } } }',
-        "  ]",
-        "}",
-        "",
-      ].join("\n"),
-    })
-    // Batches of 2 records: the one GPU node's 8 GPUs are several batches, and still one ERROR line.
-    const service = await runService(
-      { NATS_URL: server.url, NATS_STREAM: "GPUS", NATS_USER: "inventory", NATS_PASSWORD: "s3cret-inventory" },
-      "exporters:\n  nats: { batchSize: 2 }\n",
-    )
-    const reason = 'NATS publish failed: Permissions Violation for Publish to "gpu.serials.prod-eu.'
-    let readiness = ""
-    const deadline = Date.now() + 30_000
-    while (!readiness.includes(reason)) {
-      if (Date.now() > deadline) throw new Error(`readiness never named the reason: ${readiness}\n${service.stderr()}`)
-      await new Promise((resolve) => setTimeout(resolve, 200))
-      const answer = await fetch(`http://127.0.0.1:${service.port}/readyz`).catch(() => undefined)
-      if (answer !== undefined) {
-        const body = (await answer.json()) as { readonly checks?: Readonly<Record<string, string>> }
-        readiness = body.checks?.exporters ?? ""
-        if (readiness.includes(reason)) expect(answer.status).toBe(503)
+  it.each([
+    ["JetStream", { NATS_STREAM: "GPUS" }],
+    ["core NATS", {}],
+  ])(
+    "while running on %s, a user without publish permission fails readiness with the reason and logs one ERROR",
+    async (_mode, streamEnv) => {
+      server = await startNatsServer({
+        config: [
+          "authorization {",
+          "  users = [",
+          "    { user: inventory, password: s3cret-inventory, permissions: {",
+          '      publish: { allow: ["$JS.API.>", "$KV.gpu_serials.>", "_INBOX.>"] }',
+          '      subscribe: { allow: ["_INBOX.>", "$KV.gpu_serials.>"] } } }',
+          "  ]",
+          "}",
+          "",
+        ].join("\n"),
+      })
+      // Batches of 2 records: the one GPU node's 8 GPUs are several batches, and still one ERROR line.
+      const service = await runService(
+        { NATS_URL: server.url, NATS_USER: "inventory", NATS_PASSWORD: "s3cret-inventory", ...streamEnv },
+        "exporters:\n  nats: { batchSize: 2 }\n",
+      )
+      const reason = 'NATS publish failed: Permissions Violation for Publish to "gpu.serials.prod-eu.'
+      let readiness = ""
+      const deadline = Date.now() + 30_000
+      while (!readiness.includes(reason)) {
+        if (Date.now() > deadline)
+          throw new Error(`readiness never named the reason: ${readiness}\n${service.stderr()}`)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        const answer = await fetch(`http://127.0.0.1:${service.port}/readyz`).catch(() => undefined)
+        if (answer !== undefined) {
+          const body = (await answer.json()) as { readonly checks?: Readonly<Record<string, string>> }
+          readiness = body.checks?.exporters ?? ""
+          if (readiness.includes(reason)) expect(answer.status).toBe(503)
+        }
       }
-    }
-    service.stop()
-    expect(await withTimeout(service.exited, 30_000, "the service did not stop")).toBe(0)
-    const errors = refusalLines(service.stderr())
-    expect(errors).toHaveLength(1)
-    expect(String(errors[0]?.reason)).toContain(reason)
-    expect(service.stderr().split('"msg":"exporter gave up on a batch"').length - 1).toBeGreaterThan(1)
-    expect(service.stderr()).not.toContain("s3cret-inventory")
-  }, 60_000)
+      service.stop()
+      expect(await withTimeout(service.exited, 30_000, "the service did not stop")).toBe(0)
+      const errors = refusalLines(service.stderr())
+      expect(errors).toHaveLength(1)
+      expect(String(errors[0]?.reason)).toContain(reason)
+      expect(service.stderr().split('"msg":"exporter gave up on a batch"').length - 1).toBeGreaterThan(1)
+      expect(service.stderr()).not.toContain("s3cret-inventory")
+    },
+    60_000,
+  )
 })
