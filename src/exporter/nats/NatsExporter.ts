@@ -45,7 +45,14 @@ const prepareStream =
         Effect.fail(new NatsStreamError({ stream, message: "JetStream did not answer", permanent: false })),
       ),
       Effect.flatMap((manager) => ensureStream(manager, stream, config.subjectPrefix, config.streamSettings)),
-      Effect.mapError((error) => new NatsStreamError({ ...error, message: `NATS stream ${stream}: ${error.message}` })),
+      Effect.mapError(
+        (error) =>
+          new NatsStreamError({
+            stream,
+            message: `NATS stream ${stream}: ${error.message}`,
+            permanent: error.permanent,
+          }),
+      ),
     )
   }
 
