@@ -240,4 +240,28 @@ describe("nats exporter", () => {
       )
     }).pipe(Effect.scoped),
   )
+
+  it.live("subjects taken over by another stream while running: records refused, readiness says why, one ERROR", () =>
+    Effect.gen(function* () {
+      const lines: Array<string> = []
+      const manager = yield* Effect.promise(() => jetstreamManager(observer))
+      const exporter = yield* fastRetries
+        .create(configFor({ subjectPrefix: "taken", stream: "TAKEN_FROM" }), { ...settings, id: "nats" })
+        .pipe(Effect.provide(capturingLogger(lines)))
+      yield* exporter.export(addedEvents(4))
+      yield* sentAll(exporter, 4)
+
+      yield* Effect.promise(async () => {
+        await manager.streams.update("TAKEN_FROM", { subjects: ["elsewhere.>"] })
+        await manager.streams.add({ name: "TAKEN_BY", subjects: ["taken.>"] })
+      })
+      for (const event of addedEvents(6, 100)) yield* exporter.export([event])
+      yield* eventually(exporter.stats, (stats) => stats.dropped === 6)
+      const health = yield* exporter.health
+      assert.strictEqual(health.message, "NATS publish failed: expected stream does not match")
+      const errors = lines.filter((line) => line.includes('"level":"error"'))
+      assert.strictEqual(errors.length, 1)
+      assert.include(errors[0], "expected stream does not match")
+    }).pipe(Effect.scoped),
+  )
 })
