@@ -57,8 +57,9 @@ const streamError = (stream: string, operation: string, cause: unknown): NatsStr
 /**
  * Makes sure the stream exists. When the exporter may create it (`create`), a missing stream is created
  * with `streamConfig`, and an existing one is updated to capture `<prefix>.>` and to carry the configured
- * duplicate window, max age and max bytes; its retention cannot change, so a different one is only logged. Otherwise
- * a missing stream is a permanent error and an existing one is left as its owner configured it.
+ * duplicate window, max age and max bytes; its retention cannot change, so a different one is only
+ * logged. Otherwise a missing stream is a permanent error and an existing one is left as its owner
+ * configured it.
  */
 export const ensureStream = Effect.fnUntraced(function* (
   manager: JetStreamManager,
