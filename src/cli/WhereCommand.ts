@@ -9,12 +9,14 @@ import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { usageFailure } from "./UsageFailure.ts"
 
-export const whereUsage = `Usage: gpu-serials where SERIAL|UUID [--format table|json] [NATS FLAGS]
+export const whereUsage = `Usage: gpu-serials where SERIAL|UUID [--cluster NAME] [--format table|json] [NATS FLAGS]
 
 Prints where a GPU is now, from the NATS KV bucket of current locations the service keeps: the GPU
-with that uuid, or every GPU with that serial (a GB200 module's two GPUs share one). Exits 1 when the
-bucket knows no such GPU or NATS cannot be reached.
+with that uuid, or every GPU with that serial (a GB200 module's two GPUs share one), in every cluster
+that writes to the bucket, one row per GPU and cluster. Exits 1 when the bucket knows no such GPU or
+NATS cannot be reached.
 
+  --cluster NAME        only the locations of this cluster (its CLUSTER_NAME)
   --format table|json   an aligned table (default) or one JSON location per line
 
 NATS connection: the NATS_* environment variables of the nats exporter, or its flags
@@ -24,6 +26,7 @@ NATS connection: the NATS_* environment variables of the nats exporter, or its f
 const formats = ["table", "json"] as const
 
 const spec: OptionSpec = {
+  cluster: "value",
   format: "value",
   ...Object.fromEntries([...natsSettingFlags.keys()].map((name) => [name, "value" as const])),
 }
@@ -57,6 +60,7 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
   const io = yield* CliIo
   const commandLine = parseCommandLine(argv, spec)
   const format = commandLine.options.get("format") ?? "table"
+  const cluster = commandLine.options.get("cluster")
   const [wanted, ...extra] = commandLine.positionals
   const problems = [
     ...commandLine.problems,
@@ -64,6 +68,7 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
       ? []
       : [{ message: `--format must be table or json, not ${format}` }]),
     ...(wanted === undefined || wanted === "" ? [{ message: "where needs a serial or a uuid" }] : []),
+    ...(cluster === "" ? [{ message: "--cluster needs a cluster name" }] : []),
     ...extra.map((argument) => ({ message: `unexpected argument ${argument}` })),
   ]
   const config = natsCommandConfig(commandLine.options, io.env)
@@ -78,9 +83,10 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
     Effect.gen(function* () {
       const connection = yield* scopedConnection(config.success, "gpu-serials where")
       const kv = yield* openExistingBucket(connection, bucket)
-      const locations = yield* locate(kv, bucket, wanted)
+      const locations = yield* locate(kv, bucket, wanted, cluster)
       if (locations.length === 0) {
-        yield* io.stderr(`gpu-serials where: no GPU with serial or uuid ${wanted} in bucket ${bucket}\n`)
+        const where = cluster === undefined ? `bucket ${bucket}` : `cluster ${cluster} of bucket ${bucket}`
+        yield* io.stderr(`gpu-serials where: no GPU with serial or uuid ${wanted} in ${where}\n`)
         return ExitCode.failure
       }
       yield* io.stdout(

@@ -12,6 +12,7 @@ import {
   natsStreamCreateSetting,
   natsStreamDuplicateWindowSetting,
   natsStreamMaxAgeSetting,
+  natsStreamMaxBytesSetting,
   natsStreamRetentionSetting,
   natsStreamSetting,
   natsSubjectPrefixSetting,
@@ -40,6 +41,8 @@ export interface NatsStreamSettings {
   readonly retention: "limits" | "interest" | "workqueue"
   /** 0: messages are kept forever. */
   readonly maxAgeMs: number
+  /** Beyond it the oldest messages are discarded; 0: no size limit. */
+  readonly maxBytes: number
 }
 
 /** The `nats` exporter's section. */
@@ -102,6 +105,7 @@ export const decodeNatsExporterConfig = (
         duplicateWindowMs: values.require(natsStreamDuplicateWindowSetting),
         retention: values.require(natsStreamRetentionSetting),
         maxAgeMs: values.require(natsStreamMaxAgeSetting),
+        maxBytes: values.require(natsStreamMaxBytesSetting),
       },
       kvBucket: values.require(natsKvBucketSetting),
       auth,

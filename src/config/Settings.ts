@@ -653,7 +653,7 @@ export const natsStreamCreateSetting: Setting<boolean> = {
   secret: "none",
   label: "NATS stream create",
   description:
-    "Whether the exporter creates the stream when missing and updates its subjects, duplicate window and max age; false: the stream must exist.",
+    "Whether the exporter creates the stream when missing and updates its subjects, duplicate window, max age and max bytes; false: the stream must exist.",
 }
 
 export const natsStreamDuplicateWindowSetting: Setting<number> = {
@@ -684,11 +684,24 @@ export const natsStreamMaxAgeSetting: Setting<number> = {
   exporter: "nats",
   env: "NATS_STREAM_MAX_AGE",
   type: durationType,
-  default: 0,
+  default: 7 * 24 * 3_600_000,
   secret: "none",
   label: "NATS stream max age",
-  description: "How long the stream keeps a message; 0 keeps it forever.",
+  description: "How long the stream keeps a message (default 7 days); 0 keeps it forever.",
   check: notNegative("NATS stream max age must be >= 0 (0 keeps messages forever)"),
+}
+
+export const natsStreamMaxBytesSetting: Setting<number> = {
+  key: "maxBytes",
+  exporter: "nats",
+  env: "NATS_STREAM_MAX_BYTES",
+  type: byteSizeType,
+  default: 1024 * 1024 * 1024,
+  secret: "none",
+  label: "NATS stream max bytes",
+  description:
+    "Most bytes the stream keeps (bytes, or 512Mi, 1Gi), the oldest messages discarded beyond; 0: no size limit.",
+  check: notNegative("NATS stream max bytes must be >= 0 (0: no size limit)"),
 }
 
 export const natsQueueSettings = exporterQueueSettings("nats")
@@ -958,6 +971,7 @@ export const allSettings: ReadonlyArray<AnySetting> = [
   natsStreamDuplicateWindowSetting,
   natsStreamRetentionSetting,
   natsStreamMaxAgeSetting,
+  natsStreamMaxBytesSetting,
   natsKvBucketSetting,
   natsCredsSetting,
   natsTokenSetting,

@@ -86,7 +86,45 @@ describe("gpu-serials where and tail", () => {
     const usage = gpuSerials(["where"], { env })
     expect(usage.status).toBe(2)
     expect(usage.stderr).toContain("where needs a serial or a uuid")
-  })
+  }, 60_000)
+
+  it("where searches every cluster sharing the bucket, and --cluster keeps one", async () => {
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        for (const [cluster, node] of [
+          ["prod-eu", "eu-node-1"],
+          ["prod-us", "us-node-1"],
+        ] as const) {
+          const store = yield* NatsKvInventoryStore.make({ connection, bucket: "shared_fleet", cluster })
+          yield* store.apply([upsert(gb200(0, node))])
+        }
+      }),
+    )
+    const env = { NATS_URL: server.url, NATS_KV_BUCKET: "shared_fleet" }
+    const cells = (stdout: string) =>
+      stdout
+        .trimEnd()
+        .split("\n")
+        .slice(1)
+        .map((line) => line.split(/\s+/).slice(0, 4))
+
+    const everywhere = gpuSerials(["where", "GPU-gb200-0"], { env })
+    expect(everywhere.status).toBe(0)
+    expect(cells(everywhere.stdout)).toEqual([
+      ["GPU-gb200-0", "1652823054221", "prod-eu", "eu-node-1"],
+      ["GPU-gb200-0", "1652823054221", "prod-us", "us-node-1"],
+    ])
+
+    const us = gpuSerials(["where", "1652823054221", "--cluster", "prod-us"], { env })
+    expect(us.status).toBe(0)
+    expect(cells(us.stdout)).toEqual([["GPU-gb200-0", "1652823054221", "prod-us", "us-node-1"]])
+
+    const elsewhere = gpuSerials(["where", "GPU-gb200-0", "--cluster", "staging"], { env })
+    expect(elsewhere.status).toBe(1)
+    expect(elsewhere.stderr).toContain(
+      "no GPU with serial or uuid GPU-gb200-0 in cluster staging of bucket shared_fleet",
+    )
+  }, 60_000)
 
   it("tail prints the records of the node it follows as they are published, then stops after --count", async () => {
     const child = spawn(

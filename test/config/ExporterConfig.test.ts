@@ -51,7 +51,13 @@ describe("typed sections of the built-in exporters", () => {
       kvBucket: "gpu_serials",
       auth: { kind: "userPassword", user: "u", password: "p" },
       tls: { certFile: "/c.crt", keyFile: "/c.key" },
-      streamSettings: { create: true, duplicateWindowMs: 120_000, retention: "limits", maxAgeMs: 0 },
+      streamSettings: {
+        create: true,
+        duplicateWindowMs: 120_000,
+        retention: "limits",
+        maxAgeMs: 7 * 24 * 3_600_000,
+        maxBytes: 1024 * 1024 * 1024,
+      },
       queue: defaultQueueSettings,
     })
     expect(Result.getOrThrow(decodeOtlpExporterConfig(section("otlp")))).toEqual({

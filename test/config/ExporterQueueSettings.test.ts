@@ -85,6 +85,7 @@ describe("stream settings of the nats section", () => {
       duplicateWindowMs: 300_000,
       retention: "interest",
       maxAgeMs: 72 * 3_600_000,
+      maxBytes: 1024 * 1024 * 1024,
     })
   })
 

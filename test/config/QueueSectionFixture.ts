@@ -18,5 +18,6 @@ export const defaultNatsStreamSection = {
   streamCreate: true,
   duplicateWindow: "2m",
   retention: "limits",
-  maxAge: "0s",
+  maxAge: "168h",
+  maxBytes: "1Gi",
 }

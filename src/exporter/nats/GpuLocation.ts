@@ -41,7 +41,7 @@ const GpuFields = Schema.Struct({
 })
 
 /**
- * The value under `uuid.<uuid>`: the location plus what the inventory needs to carry on after a
+ * The value under `<cluster>.uuid.<uuid>`: the location plus what the inventory needs to carry on after a
  * restart (the GPU as last read, the pod that read it, versions, and its report times).
  */
 export const LocatedGpu = Schema.Struct({

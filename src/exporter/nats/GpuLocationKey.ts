@@ -39,18 +39,33 @@ export const decodeKeyToken = (token: string): string | undefined => {
   }
 }
 
-/** `uuid.<uuid>`: the current location and facts of one GPU. */
-export const uuidKey = (uuid: string): string => `uuid.${encodeKeyToken(uuid)}`
+/**
+ * The token of `cluster` in a key, or `*` (every cluster) when absent. Every key starts with its
+ * cluster, so clusters sharing one bucket never write each other's keys.
+ */
+const clusterToken = (cluster: string | undefined): string => (cluster === undefined ? "*" : encodeKeyToken(cluster))
 
-/** Every `uuid.` key. */
-export const uuidKeys = "uuid.>"
+/** `<cluster>.uuid.<uuid>`: the current location and facts of one GPU of `cluster`. */
+export const uuidKey = (cluster: string, uuid: string): string =>
+  `${encodeKeyToken(cluster)}.uuid.${encodeKeyToken(uuid)}`
+
+/** The `uuid.` keys of every GPU of `cluster`. */
+export const clusterUuidKeys = (cluster: string): string => `${encodeKeyToken(cluster)}.uuid.*`
+
+/** The `uuid.` keys of the GPU `uuid` in `cluster`, or in any cluster when absent. */
+export const uuidKeys = (cluster: string | undefined, uuid: string): string =>
+  `${clusterToken(cluster)}.uuid.${encodeKeyToken(uuid)}`
 
 /**
- * `serial.<serial>.<uuid>`: the location of one GPU by its serial. A serial shared by two GPUs (a
- * GB200 module) has one key per GPU.
+ * `<cluster>.serial.<serial>.<uuid>`: the location of one GPU of `cluster` by its serial. A serial
+ * shared by two GPUs (a GB200 module) has one key per GPU.
  */
-export const serialKey = (serial: string, uuid: string): string =>
-  `serial.${encodeKeyToken(serial)}.${encodeKeyToken(uuid)}`
+export const serialKey = (cluster: string, serial: string, uuid: string): string =>
+  `${encodeKeyToken(cluster)}.serial.${encodeKeyToken(serial)}.${encodeKeyToken(uuid)}`
 
-/** The keys of every GPU with `serial`. */
-export const serialKeys = (serial: string): string => `serial.${encodeKeyToken(serial)}.*`
+/** The `serial.` keys of every GPU of `cluster`. */
+export const clusterSerialKeys = (cluster: string): string => `${encodeKeyToken(cluster)}.serial.*.*`
+
+/** The keys of every GPU with `serial` in `cluster`, or in any cluster when absent. */
+export const serialKeys = (cluster: string | undefined, serial: string): string =>
+  `${clusterToken(cluster)}.serial.${encodeKeyToken(serial)}.*`

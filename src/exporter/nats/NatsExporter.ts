@@ -1,13 +1,16 @@
 import { jetstreamManager } from "@nats-io/jetstream"
 import type { NatsConnection } from "@nats-io/transport-node"
 import { Duration, Effect, Result } from "effect"
+import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { decodeNatsExporterConfig, type NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
 import type { ExporterFactory } from "../Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
 import type { QueueSettings } from "../QueueSettings.ts"
 import * as NatsCoreSink from "./NatsCoreSink.ts"
+import * as NatsFailureLog from "./NatsFailureLog.ts"
 import * as NatsJetStreamSink from "./NatsJetStreamSink.ts"
 import * as NatsLink from "./NatsLink.ts"
+import { isPermanent, natsReason } from "./NatsPermanentError.ts"
 import { ensureStream } from "./NatsStream.ts"
 import { NatsStreamError } from "./NatsStreamError.ts"
 
@@ -23,7 +26,10 @@ export interface NatsExporterOptions {
   readonly queue?: QueueSettings
 }
 
-/** Checks, creates or updates the stream on a new connection, when the exporter publishes to one. */
+/**
+ * Checks, creates or updates the stream on a new connection, when the exporter publishes to one. The
+ * error's message names the stream, as readiness and the logs show it.
+ */
 const prepareStream =
   (config: NatsExporterConfig) =>
   (connection: NatsConnection): Effect.Effect<void, NatsStreamError> => {
@@ -32,13 +38,21 @@ const prepareStream =
     return Effect.tryPromise({
       try: () => jetstreamManager(connection),
       catch: (cause) =>
-        new NatsStreamError({ stream, message: cause instanceof Error ? cause.message : "JetStream unavailable" }),
+        new NatsStreamError({ stream, message: `JetStream: ${natsReason(cause)}`, permanent: isPermanent(cause) }),
     }).pipe(
       Effect.timeout(managerTimeout),
       Effect.catchTag("TimeoutError", () =>
-        Effect.fail(new NatsStreamError({ stream, message: "JetStream did not answer" })),
+        Effect.fail(new NatsStreamError({ stream, message: "JetStream did not answer", permanent: false })),
       ),
       Effect.flatMap((manager) => ensureStream(manager, stream, config.subjectPrefix, config.streamSettings)),
+      Effect.mapError(
+        (error) =>
+          new NatsStreamError({
+            stream,
+            message: `NATS stream ${stream}: ${error.message}`,
+            permanent: error.permanent,
+          }),
+      ),
     )
   }
 
@@ -47,7 +61,7 @@ const prepareStream =
  * through the common bounded, retried queue; JetStream publish with acks and de-duplication when a
  * stream is configured, core publish and flush otherwise. NATS being unreachable does not stop the
  * start: records wait in the buffer (up to its size, drops counted beyond) and are written in order
- * once the connection is made.
+ * once the connection is made. A stream NATS refuses for good at start fails the start.
  */
 export const makeFactory = (options: NatsExporterOptions = {}): ExporterFactory<NatsExporterConfig> => ({
   kind: "exporter",
@@ -56,19 +70,25 @@ export const makeFactory = (options: NatsExporterOptions = {}): ExporterFactory<
   validate: decodeNatsExporterConfig,
   create: (config, settings) =>
     Effect.gen(function* () {
+      const failures = yield* NatsFailureLog.make({
+        exporter: settings.id,
+        ...(config.stream === undefined ? {} : { stream: config.stream }),
+      })
       const link = yield* NatsLink.make({
         config,
         name: `gpu-serials ${settings.id} (${settings.clusterName})`,
         prepare: prepareStream(config),
-      })
+        failures,
+      }).pipe(Effect.mapError((error) => new ComponentStartError({ component: settings.id, message: error.message })))
       const sink =
         config.stream === undefined
-          ? NatsCoreSink.make({ connection: link.connection, subjectPrefix: config.subjectPrefix })
+          ? NatsCoreSink.make({ link, subjectPrefix: config.subjectPrefix, failures })
           : NatsJetStreamSink.make({
-              connection: link.connection,
+              link,
               subjectPrefix: config.subjectPrefix,
               stream: config.stream,
               ackTimeout,
+              failures,
             })
       const queue = options.queue ?? config.queue
       return yield* QueuedExporter.make({

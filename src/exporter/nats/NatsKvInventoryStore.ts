@@ -8,7 +8,7 @@ import { InventoryStore, InventoryStoreError } from "../../processor/inventory/I
 import type { KnownGpu } from "../../processor/inventory/KnownGpu.ts"
 import { knownGpuOf, type LocatedGpu, locatedGpu, locationOf, parseLocatedGpu } from "./GpuLocation.ts"
 import { currentValues, type GpuLocationBucketError, kvCall, openBucket } from "./GpuLocationBucket.ts"
-import { serialKey, uuidKey, uuidKeys } from "./GpuLocationKey.ts"
+import { clusterSerialKeys, clusterUuidKeys, serialKey, uuidKey } from "./GpuLocationKey.ts"
 import { scoped as scopedConnection } from "./NatsConnection.ts"
 
 const kind = "nats-kv"
@@ -17,9 +17,10 @@ const storeError = (operation: "load" | "apply") => (error: GpuLocationBucketErr
   new InventoryStoreError({ store: kind, operation, message: error.message, conflict: error.conflict })
 
 /**
- * The inventory's durable store in a NATS KV bucket of current locations: `uuid.<uuid>` holds where
- * a GPU of `cluster` is and what the inventory knows of it, `serial.<serial>.<uuid>` its location by
- * serial. Every write is a compare-and-set against the revision this store last loaded or wrote;
+ * The inventory's durable store in a NATS KV bucket of current locations: `<cluster>.uuid.<uuid>`
+ * holds where a GPU of `cluster` is and what the inventory knows of it, `<cluster>.serial.<serial>.<uuid>`
+ * its location by serial. The store reads and writes only its own cluster's keys, so clusters can share
+ * a bucket. Every write is a compare-and-set against the revision this store last loaded or wrote;
  * when another writer (a replica, a restarted process) moved a key on, the store reads the key's
  * revision again and fails the batch with `conflict`, and the processor writes the batch again.
  */
@@ -65,40 +66,42 @@ export const make = Effect.fnUntraced(function* (options: {
   const upsert = Effect.fnUntraced(function* (known: KnownGpu) {
     const previous = entries.get(known.uuid)
     const located = locatedGpu(known, cluster, previous)
-    yield* compareAndSet(uuidKey(known.uuid), JSON.stringify(located)).pipe(
+    yield* compareAndSet(uuidKey(cluster, known.uuid), JSON.stringify(located)).pipe(
       // The writer that got there first moved the serial key on as well.
       Effect.tapError((error) =>
         error.conflict && located.serial !== ""
-          ? refresh(serialKey(located.serial, known.uuid)).pipe(Effect.ignore)
+          ? refresh(serialKey(cluster, located.serial, known.uuid)).pipe(Effect.ignore)
           : Effect.void,
       ),
     )
     entries.set(known.uuid, located)
     if (previous !== undefined && previous.serial !== "" && previous.serial !== located.serial) {
-      yield* compareAndDelete(serialKey(previous.serial, known.uuid))
+      yield* compareAndDelete(serialKey(cluster, previous.serial, known.uuid))
     }
     if (located.serial !== "") {
-      yield* compareAndSet(serialKey(located.serial, known.uuid), JSON.stringify(locationOf(located)))
+      yield* compareAndSet(serialKey(cluster, located.serial, known.uuid), JSON.stringify(locationOf(located)))
     }
   })
 
   const remove = Effect.fnUntraced(function* (uuid: string) {
     const previous = entries.get(uuid)
-    yield* compareAndDelete(uuidKey(uuid))
+    yield* compareAndDelete(uuidKey(cluster, uuid))
     entries.delete(uuid)
-    if (previous !== undefined && previous.serial !== "") yield* compareAndDelete(serialKey(previous.serial, uuid))
+    if (previous !== undefined && previous.serial !== "")
+      yield* compareAndDelete(serialKey(cluster, previous.serial, uuid))
   })
 
   const applyChange = (change: InventoryChange) => (change._tag === "Upsert" ? upsert(change.gpu) : remove(change.uuid))
 
   const load = Effect.gen(function* () {
-    const found = yield* currentValues(kv, bucket, uuidKeys)
-    const serials = yield* currentValues(kv, bucket, "serial.>")
+    const found = yield* currentValues(kv, bucket, clusterUuidKeys(cluster))
+    const serials = yield* currentValues(kv, bucket, clusterSerialKeys(cluster))
     for (const entry of [...found, ...serials]) revisions.set(entry.key, entry.revision)
     const known: Array<KnownGpu> = []
     for (const entry of found) {
       const located = parseLocatedGpu(entry.value)
-      if (located === undefined || located.cluster !== cluster) continue
+      // An entry that does not parse or names another GPU than its key is not this store's: left as it is.
+      if (located === undefined || located.cluster !== cluster || entry.key !== uuidKey(cluster, located.uuid)) continue
       entries.set(located.uuid, located)
       known.push(knownGpuOf(located))
     }

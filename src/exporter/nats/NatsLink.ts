@@ -1,7 +1,10 @@
 import type { NatsConnection } from "@nats-io/transport-node"
-import { Deferred, Duration, Effect, Option, Schedule, type Scope } from "effect"
+import { Deferred, Duration, Effect, Option, Schedule, Scope } from "effect"
 import { SinkError } from "../Sink.ts"
+import { NatsConnectError } from "./NatsConnectError.ts"
 import { drain, type NatsConnectionConfig, open } from "./NatsConnection.ts"
+import type { NatsFailureLog } from "./NatsFailureLog.ts"
+import { type PublishRefusals, watch as watchRefusals } from "./NatsPublishRefusals.ts"
 
 /** First connection attempts: exponential from 500 ms with jitter, at most 30 s apart, forever. */
 const connectSchedule = Schedule.exponential(Duration.millis(500)).pipe(
@@ -9,48 +12,120 @@ const connectSchedule = Schedule.exponential(Duration.millis(500)).pipe(
   Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(30)))),
 )
 
+/** How long the start waits for the first attempt to connect and set up before going on without it. */
+const startWait = Duration.seconds(15)
+
+/** A failed set-up; `permanent` when NATS refused it for a reason that retrying cannot change. */
+export interface SetupError {
+  readonly message: string
+  readonly permanent: boolean
+}
+
 /**
  * The exporter's connection to NATS. It is made in the background, so an exporter starts while NATS
  * is unreachable and its records wait in the exporter's buffer; once made, nats.js reconnects it
  * forever. `prepare` runs on the new connection before anything is published (stream set-up).
  */
 export interface NatsLink {
-  /** The connection once made and prepared; a retryable failure before. */
+  /**
+   * The connection once made and prepared. Before: a retryable failure while connecting, or the
+   * set-up's permanent failure (not retryable) while NATS refuses it.
+   */
   readonly connection: Effect.Effect<NatsConnection, SinkError>
+  /**
+   * Runs `prepare` again on the connection, when a publish suggests the stream changed (deleted,
+   * subjects taken away): a permanent failure is logged and is not retryable.
+   */
+  readonly prepareAgain: Effect.Effect<void, SinkError>
+  /** The core publishes the server refused on the connection so far (none before it is made). */
+  readonly publishRefusals: Effect.Effect<PublishRefusals>
 }
 
 /**
- * Starts connecting with retries and returns at once. Closing the scope stops the attempts and
- * drains the connection; add it to the scope before anything that publishes on it, so it closes after.
+ * Starts connecting with retries and waits (up to 15 s) for the first attempt: when NATS refuses the
+ * set-up for good (overlapping subjects, a refused stream config, a missing permission), the start
+ * fails with its reason; when NATS is unreachable or slow, it returns and keeps trying in the
+ * background. A permanent set-up failure found later is logged once through `failures` and fails
+ * every write until an attempt succeeds. Closing the scope stops the attempts and drains the
+ * connection; add it to the scope before anything that publishes on it, so it closes after.
  */
-export const make = Effect.fnUntraced(function* <E extends { readonly message: string }>(options: {
+export const make = Effect.fnUntraced(function* <E extends SetupError>(options: {
   readonly config: NatsConnectionConfig
   readonly name: string
   readonly prepare: (connection: NatsConnection) => Effect.Effect<void, E>
-}): Effect.fn.Return<NatsLink, never, Scope.Scope> {
+  readonly failures: NatsFailureLog
+}): Effect.fn.Return<NatsLink, E, Scope.Scope> {
+  const { failures } = options
+  const scope = yield* Effect.scope
+  let refusals: Effect.Effect<PublishRefusals> = Effect.succeed({ count: 0, last: undefined })
   const ready = yield* Deferred.make<NatsConnection>()
+  const firstAttempt = yield* Deferred.make<void, E>()
   let opened: NatsConnection | undefined
+  /** The set-up's permanent failure while it lasts. */
+  let refused: E | undefined
   yield* Effect.addFinalizer(() => Effect.suspend(() => (opened === undefined ? Effect.void : drain(opened))))
+
+  const refuse = (error: E) =>
+    Effect.suspend(() => {
+      refused = error
+      return failures.failed(error.message)
+    })
+
+  const setUp = (connection: NatsConnection) =>
+    options.prepare(connection).pipe(
+      Effect.tapError((error) => (error.permanent ? refuse(error) : Effect.void)),
+      Effect.tap(() =>
+        Effect.suspend(() => {
+          refused = undefined
+          return failures.recovered
+        }),
+      ),
+    )
+
   const establish = Effect.gen(function* () {
-    const connection = opened ?? (yield* open(options.config, options.name))
-    opened = connection
-    yield* options.prepare(connection)
+    if (opened === undefined) {
+      opened = yield* open(options.config, options.name)
+      refusals = yield* watchRefusals(opened).pipe(Scope.provide(scope))
+    }
+    const connection = opened
+    yield* setUp(connection)
     yield* Deferred.succeed(ready, connection)
   }).pipe(
-    Effect.tapError((error) =>
-      Effect.logWarning("NATS not ready, retrying").pipe(
-        Effect.annotateLogs({ servers: options.config.servers.join(","), reason: error.message }),
-      ),
+    Effect.tapError((error: E | NatsConnectError) =>
+      !(error instanceof NatsConnectError) && error.permanent
+        ? Deferred.fail(firstAttempt, error)
+        : Effect.logWarning("NATS not ready, retrying").pipe(
+            Effect.annotateLogs({ servers: options.config.servers.join(","), reason: error.message }),
+          ),
     ),
+    // The first attempt's outcome, success or a failure that may pass, lets the start go on.
+    Effect.ensuring(Deferred.succeed(firstAttempt, undefined)),
     Effect.retry(connectSchedule),
   )
   yield* Effect.forkScoped(establish)
+  yield* Deferred.await(firstAttempt).pipe(Effect.timeoutOption(startWait))
+
   const connection = Deferred.poll(ready).pipe(
+    Effect.flatMap((polled) => {
+      if (Option.isSome(polled)) return polled.value
+      return Effect.fail(
+        refused === undefined
+          ? new SinkError({ message: "NATS is not connected yet", retryable: true })
+          : new SinkError({ message: refused.message, retryable: false }),
+      )
+    }),
+  )
+
+  const prepareAgain = Deferred.poll(ready).pipe(
     Effect.flatMap((polled) =>
       Option.isNone(polled)
-        ? Effect.fail(new SinkError({ message: "NATS is not connected yet", retryable: true }))
-        : polled.value,
+        ? Effect.void
+        : Effect.flatMap(polled.value, (current) =>
+            setUp(current).pipe(
+              Effect.mapError((error) => new SinkError({ message: error.message, retryable: !error.permanent })),
+            ),
+          ),
     ),
   )
-  return { connection }
+  return { connection, prepareAgain, publishRefusals: Effect.suspend(() => refusals) }
 })

@@ -7,6 +7,7 @@ import type { NatsExporterConfig } from "../../../src/config/NatsExporterConfig.
 import type { Exporter } from "../../../src/exporter/Exporter.ts"
 import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
 import { defaultQueueSettings } from "../../../src/exporter/QueueSettings.ts"
+import * as JsonLogger from "../../../src/log/JsonLogger.ts"
 import { addedEvent, addedEvents } from "../InventoryEvents.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"
 
@@ -53,6 +54,10 @@ const eventually = <A>(read: Effect.Effect<A>, check: (value: A) => boolean): Ef
       yield* Effect.sleep("20 millis")
     }
   })
+
+/** The service's JSON logger at info, its lines collected. */
+const capturingLogger = (lines: Array<string>) =>
+  JsonLogger.layer({ level: "info", output: { write: (line) => void lines.push(line) } })
 
 const sentAll = (exporter: Exporter, count: number) => eventually(exporter.stats, (stats) => stats.sent === count)
 
@@ -178,5 +183,86 @@ describe("nats exporter", () => {
       assert.strictEqual(stats.dropped, 10)
       assert.strictEqual(stats.sent, 0)
     }).pipe(Effect.scoped, Effect.timeout("20 seconds")),
+  )
+
+  it.live(
+    "a stream deleted while running, with streamCreate false: records refused, readiness says why, one ERROR",
+    () =>
+      Effect.gen(function* () {
+        const lines: Array<string> = []
+        const manager = yield* Effect.promise(() => jetstreamManager(observer))
+        yield* Effect.promise(() => manager.streams.add({ name: "OWNED_GONE", subjects: ["owned-gone.>"] }))
+        const exporter = yield* fastRetries
+          .create(
+            configFor({
+              subjectPrefix: "owned-gone",
+              stream: "OWNED_GONE",
+              streamSettings: { ...NatsExporter.factory.defaultConfig.streamSettings, create: false },
+            }),
+            { ...settings, id: "nats" },
+          )
+          .pipe(Effect.provide(capturingLogger(lines)))
+        yield* exporter.export(addedEvents(4))
+        yield* sentAll(exporter, 4)
+
+        yield* Effect.promise(() => manager.streams.delete("OWNED_GONE"))
+        for (const event of addedEvents(6, 100)) yield* exporter.export([event])
+        yield* eventually(exporter.stats, (stats) => stats.dropped === 6)
+        const health = yield* exporter.health
+        assert.isFalse(health.healthy)
+        assert.strictEqual(
+          health.message,
+          "NATS stream OWNED_GONE: stream does not exist, and streamCreate is false: create it or set streamCreate to true",
+        )
+        const errors = lines.filter((line) => line.includes('"level":"error"'))
+        assert.strictEqual(errors.length, 1)
+        assert.include(errors[0], "NATS exporter cannot write")
+        assert.include(errors[0], "stream does not exist")
+      }).pipe(Effect.scoped),
+  )
+
+  it.live("a stream deleted while running, with streamCreate true: created again, no record lost", () =>
+    Effect.gen(function* () {
+      const manager = yield* Effect.promise(() => jetstreamManager(observer))
+      const exporter = yield* fastRetries.create(configFor({ subjectPrefix: "recreated", stream: "RECREATED" }), {
+        ...settings,
+        id: "nats",
+      })
+      yield* exporter.export(addedEvents(4))
+      yield* sentAll(exporter, 4)
+      yield* Effect.promise(() => manager.streams.delete("RECREATED"))
+      const later = addedEvents(6, 100)
+      yield* exporter.export(later)
+      yield* sentAll(exporter, 10)
+      assert.strictEqual((yield* exporter.stats).dropped, 0)
+      assert.deepStrictEqual(
+        yield* streamIds("RECREATED"),
+        later.map((event) => event.record.id),
+      )
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("subjects taken over by another stream while running: records refused, readiness says why, one ERROR", () =>
+    Effect.gen(function* () {
+      const lines: Array<string> = []
+      const manager = yield* Effect.promise(() => jetstreamManager(observer))
+      const exporter = yield* fastRetries
+        .create(configFor({ subjectPrefix: "taken", stream: "TAKEN_FROM" }), { ...settings, id: "nats" })
+        .pipe(Effect.provide(capturingLogger(lines)))
+      yield* exporter.export(addedEvents(4))
+      yield* sentAll(exporter, 4)
+
+      yield* Effect.promise(async () => {
+        await manager.streams.update("TAKEN_FROM", { subjects: ["elsewhere.>"] })
+        await manager.streams.add({ name: "TAKEN_BY", subjects: ["taken.>"] })
+      })
+      for (const event of addedEvents(6, 100)) yield* exporter.export([event])
+      yield* eventually(exporter.stats, (stats) => stats.dropped === 6)
+      const health = yield* exporter.health
+      assert.strictEqual(health.message, "NATS publish failed: expected stream does not match")
+      const errors = lines.filter((line) => line.includes('"level":"error"'))
+      assert.strictEqual(errors.length, 1)
+      assert.include(errors[0], "expected stream does not match")
+    }).pipe(Effect.scoped),
   )
 })

@@ -4,7 +4,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node"
 import { Effect, Result } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
-import { parseGpuLocation, parseLocatedGpu } from "../../../src/exporter/nats/GpuLocation.ts"
+import { locatedGpu, parseGpuLocation, parseLocatedGpu } from "../../../src/exporter/nats/GpuLocation.ts"
 import * as NatsKvInventoryStore from "../../../src/exporter/nats/NatsKvInventoryStore.ts"
 import { upsert } from "../../../src/processor/inventory/InventoryChange.ts"
 import { InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
@@ -29,7 +29,7 @@ afterAll(async () => {
 
 const settings: InventorySettings = { cluster: "prod-eu", reportIntervalMs: 3_600_000, removalGraceMs: 3_600_000 }
 
-const storeOf = (bucket: string) => NatsKvInventoryStore.make({ connection, bucket, cluster: "prod-eu" })
+const storeOf = (bucket: string, cluster = "prod-eu") => NatsKvInventoryStore.make({ connection, bucket, cluster })
 
 const knownAt = (gpu: ReturnType<typeof hostGpus>[number], node: typeof nodeA, time: Date): KnownGpu => ({
   uuid: gpu.uuid,
@@ -48,12 +48,12 @@ const knownAt = (gpu: ReturnType<typeof hostGpus>[number], node: typeof nodeA, t
 })
 
 /** A processor over the bucket, as one replica or one run of the service has it; events collected. */
-const replica = (bucket: string) =>
+const replica = (bucket: string, cluster = "prod-eu") =>
   Effect.gen(function* () {
     const events: Array<InventoryEvent> = []
-    const store = yield* storeOf(bucket)
+    const store = yield* storeOf(bucket, cluster)
     const processor = yield* InventoryProcessor.make({
-      settings,
+      settings: { ...settings, cluster },
       store,
       sink: (batch) => Effect.sync(() => void events.push(...batch)),
     }).pipe(Effect.provide(recordingMetrics().layer))
@@ -91,9 +91,9 @@ describe("NATS KV inventory store", () => {
       const loser = Result.isFailure(outcomes[0]) ? first : second
       const loserNode = loser === first ? nodeA : nodeB
       yield* loser.apply([upsert(knownAt(gpu, loserNode, time))])
-      const stored = parseLocatedGpu((yield* storedValue("cas", `uuid.${gpu.uuid}`)) ?? "")
+      const stored = parseLocatedGpu((yield* storedValue("cas", `prod-eu.uuid.${gpu.uuid}`)) ?? "")
       assert.strictEqual(stored?.node, loserNode.name)
-      const bySerial = parseGpuLocation((yield* storedValue("cas", `serial.${gpu.serial}.${gpu.uuid}`)) ?? "")
+      const bySerial = parseGpuLocation((yield* storedValue("cas", `prod-eu.serial.${gpu.serial}.${gpu.uuid}`)) ?? "")
       assert.strictEqual(bySerial?.node, loserNode.name)
     }),
   )
@@ -124,8 +124,52 @@ describe("NATS KV inventory store", () => {
       assert.strictEqual(after[0]?.record.previousNode, nodeA.name)
       assert.strictEqual(after[0]?.record.node, nodeB.name)
 
-      const stored = parseLocatedGpu((yield* storedValue("restart", `uuid.${gpus[0]?.uuid}`)) ?? "")
+      const stored = parseLocatedGpu((yield* storedValue("restart", `prod-eu.uuid.${gpus[0]?.uuid}`)) ?? "")
       assert.strictEqual(stored?.node, nodeB.name)
+    }),
+  )
+
+  it.live(
+    "keeps two clusters sharing one bucket apart: neither overwrites the other, and a restart announces nothing",
+    () =>
+      Effect.gen(function* () {
+        // The same GPUs (same uuids) in both clusters is the hardest case for keys without the cluster.
+        const gpus = hostGpus("a", 4)
+        const run = (cluster: string, node: typeof nodeA) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const current = yield* replica("shared", cluster)
+              yield* current.processor.observe(read(node, new Date(), gpus))
+              yield* current.processor.flush
+              return current.events
+            }),
+          )
+        assert.deepStrictEqual(kinds(yield* run("prod-eu", nodeA)), Array(4).fill("added"))
+        assert.deepStrictEqual(kinds(yield* run("prod-us", nodeB)), Array(4).fill("added"))
+
+        assert.deepStrictEqual(kinds(yield* run("prod-eu", nodeA)), [])
+        assert.deepStrictEqual(kinds(yield* run("prod-us", nodeB)), [])
+
+        const eu = parseLocatedGpu((yield* storedValue("shared", `prod-eu.uuid.${gpus[0]?.uuid}`)) ?? "")
+        const us = parseLocatedGpu((yield* storedValue("shared", `prod-us.uuid.${gpus[0]?.uuid}`)) ?? "")
+        assert.deepStrictEqual([eu?.cluster, eu?.node], ["prod-eu", nodeA.name])
+        assert.deepStrictEqual([us?.cluster, us?.node], ["prod-us", nodeB.name])
+      }),
+  )
+
+  it.live("ignores entries of the layout without a cluster that are still in the bucket", () =>
+    Effect.gen(function* () {
+      const [gpu] = hostGpus("a", 1)
+      if (gpu === undefined) return
+      const time = new Date("2026-01-01T00:00:00Z")
+      const kv = yield* Effect.promise(() => new Kvm(connection).create("legacy"))
+      const legacy = JSON.stringify(locatedGpu(knownAt(gpu, nodeA, time), "prod-eu", undefined))
+      yield* Effect.promise(() => kv.put(`uuid.${gpu.uuid}`, legacy))
+      yield* Effect.promise(() => kv.put(`serial.${gpu.serial}.${gpu.uuid}`, "not json"))
+      const store = yield* storeOf("legacy")
+      assert.deepStrictEqual(yield* store.load, [])
+      yield* store.apply([upsert(knownAt(gpu, nodeA, time))])
+      assert.strictEqual((yield* store.load).length, 1)
     }),
   )
 })

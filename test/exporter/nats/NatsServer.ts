@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -13,15 +13,25 @@ export interface NatsServer {
   readonly stop: () => Promise<void>
   /** Starts a new server process on the same port and store. */
   readonly restart: () => Promise<void>
+  /** Kills the server at once (SIGKILL), as a crash or an OOM kill would, and waits for it to exit. */
+  readonly kill: () => Promise<void>
+  /** Starts the server again, after `kill` or `stop`, on the same port, store and config. */
+  readonly start: () => Promise<void>
   /** Stops the server and removes its store. */
   readonly dispose: () => Promise<void>
 }
 
-const launch = (storeDir: string, port: number): Promise<{ process: ChildProcess; port: number }> =>
+const launch = (
+  storeDir: string,
+  port: number,
+  configFile: string | undefined,
+): Promise<{ process: ChildProcess; port: number }> =>
   new Promise((resolve, reject) => {
-    const child = spawn("/usr/sbin/nats-server", ["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", String(port)], {
-      stdio: ["ignore", "pipe", "pipe"],
-    })
+    const args = [
+      ...(configFile === undefined ? [] : ["-c", configFile]),
+      ...["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", String(port)],
+    ]
+    const child = spawn("/usr/sbin/nats-server", args, { stdio: ["ignore", "pipe", "pipe"] })
     let log = ""
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
@@ -59,10 +69,24 @@ const terminate = (child: ChildProcess): Promise<void> =>
         child.kill("SIGTERM")
       })
 
-/** Starts `/usr/sbin/nats-server -js -sd <tmp> -a 127.0.0.1 -p -1` and reads its port from the log. */
-export const startNatsServer = async (): Promise<NatsServer> => {
+const killNow = (child: ChildProcess): Promise<void> =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => {
+        child.once("exit", () => resolve())
+        child.kill("SIGKILL")
+      })
+
+/**
+ * Starts `/usr/sbin/nats-server -js -sd <tmp> -a 127.0.0.1 -p -1` and reads its port from the log.
+ * `config` is the text of a server config file (users and permissions, JetStream limits); the
+ * command-line options above take precedence over it.
+ */
+export const startNatsServer = async (options: { readonly config?: string } = {}): Promise<NatsServer> => {
   const storeDir = mkdtempSync(join(tmpdir(), "gpu-serials-nats-"))
-  let current = await launch(storeDir, -1)
+  const configFile = options.config === undefined ? undefined : join(storeDir, "nats-server.conf")
+  if (configFile !== undefined) writeFileSync(configFile, options.config ?? "")
+  let current = await launch(storeDir, -1, configFile)
   const port = current.port
   return {
     url: `nats://127.0.0.1:${port}`,
@@ -70,7 +94,11 @@ export const startNatsServer = async (): Promise<NatsServer> => {
     stop: () => terminate(current.process),
     restart: async () => {
       await terminate(current.process)
-      current = await launch(storeDir, port)
+      current = await launch(storeDir, port, configFile)
+    },
+    kill: () => killNow(current.process),
+    start: async () => {
+      current = await launch(storeDir, port, configFile)
     },
     dispose: async () => {
       await terminate(current.process)

@@ -1,9 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type JetStreamManager, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream"
+import {
+  DiscardPolicy,
+  type JetStreamManager,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+} from "@nats-io/jetstream"
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node"
 import { Effect } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import type { NatsStreamSettings } from "../../../src/config/NatsExporterConfig.ts"
+import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
 import { ensureStream } from "../../../src/exporter/nats/NatsStream.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"
 
@@ -22,18 +29,25 @@ afterAll(async () => {
   await server?.dispose()
 })
 
-const defaults: NatsStreamSettings = { create: true, duplicateWindowMs: 120_000, retention: "limits", maxAgeMs: 0 }
+const defaults: NatsStreamSettings = {
+  create: true,
+  duplicateWindowMs: 120_000,
+  retention: "limits",
+  maxAgeMs: 0,
+  maxBytes: 0,
+}
 
 const configOf = (name: string) => Effect.promise(() => manager.streams.info(name).then((info) => info.config))
 
 describe("nats stream set-up", () => {
-  it.live("creates a missing stream with the configured duplicate window, retention and max age", () =>
+  it.live("creates a missing stream with the configured duplicate window, retention, max age and max bytes", () =>
     Effect.gen(function* () {
       yield* ensureStream(manager, "CREATED", "made", {
         create: true,
         duplicateWindowMs: 30_000,
         retention: "interest",
         maxAgeMs: 3_600_000,
+        maxBytes: 64 * 1024 * 1024,
       })
       const config = yield* configOf("CREATED")
       assert.deepStrictEqual(config.subjects, ["made.>"])
@@ -41,6 +55,18 @@ describe("nats stream set-up", () => {
       assert.strictEqual(config.retention, RetentionPolicy.Interest)
       assert.strictEqual(config.max_age, nanos(3_600_000))
       assert.strictEqual(config.storage, StorageType.File)
+      assert.strictEqual(config.max_bytes, 64 * 1024 * 1024)
+      assert.strictEqual(config.discard, DiscardPolicy.Old)
+    }),
+  )
+
+  it.live("bounds the stream it creates by default: 7 days and 1 GiB, the oldest messages discarded", () =>
+    Effect.gen(function* () {
+      yield* ensureStream(manager, "BOUNDED", "bounded", NatsExporter.factory.defaultConfig.streamSettings)
+      const config = yield* configOf("BOUNDED")
+      assert.strictEqual(config.max_age, nanos(7 * 24 * 3_600_000))
+      assert.strictEqual(config.max_bytes, 1024 * 1024 * 1024)
+      assert.strictEqual(config.discard, DiscardPolicy.Old)
     }),
   )
 
