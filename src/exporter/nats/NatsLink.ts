@@ -1,7 +1,8 @@
 import type { NatsConnection } from "@nats-io/transport-node"
 import { Deferred, Duration, Effect, Option, Schedule, type Scope } from "effect"
+import { redactUrlsIn } from "../../log/UrlRedaction.ts"
 import { SinkError } from "../Sink.ts"
-import { drain, type NatsConnectionConfig, open } from "./NatsConnection.ts"
+import { drain, type NatsConnectionConfig, open, serverList } from "./NatsConnection.ts"
 
 /** First connection attempts: exponential from 500 ms with jitter, at most 30 s apart, forever. */
 const connectSchedule = Schedule.exponential(Duration.millis(500)).pipe(
@@ -39,7 +40,7 @@ export const make = Effect.fnUntraced(function* <E extends { readonly message: s
   }).pipe(
     Effect.tapError((error) =>
       Effect.logWarning("NATS not ready, retrying").pipe(
-        Effect.annotateLogs({ servers: options.config.servers.join(","), reason: error.message }),
+        Effect.annotateLogs({ servers: serverList(options.config), reason: redactUrlsIn(error.message) }),
       ),
     ),
     Effect.retry(connectSchedule),

@@ -5,9 +5,10 @@ import {
   InvalidSubjectError,
   PermissionViolationError,
 } from "@nats-io/transport-node"
+import { redactUrlsIn } from "../../log/UrlRedaction.ts"
 import { SinkError } from "../Sink.ts"
 
-const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+const reason = (cause: unknown): string => redactUrlsIn(cause instanceof Error ? cause.message : String(cause))
 
 /**
  * A failed publish as a sink failure. Timeouts, no responders (the stream's server is away),

@@ -1,4 +1,5 @@
 import { Duration } from "effect"
+import { redactUrlsIn } from "../../log/UrlRedaction.ts"
 import { SinkError } from "../Sink.ts"
 
 /** Statuses the OTLP/HTTP specification says to retry: throttled or the receiver briefly unavailable. */
@@ -27,9 +28,12 @@ export const statusFailure = (status: number, retryAfterHeader: string | null, n
   })
 }
 
-/** A request that got no answer (refused, reset, DNS): the receiver may be back later. */
+/**
+ * A request that got no answer (refused, reset, DNS): the receiver may be back later. The client's
+ * message may quote the URL, so it is redacted.
+ */
 export const networkFailure = (cause: unknown): SinkError => {
   const reason =
     cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : "unknown"
-  return new SinkError({ message: `OTLP request failed: ${reason}`, retryable: true })
+  return new SinkError({ message: `OTLP request failed: ${redactUrlsIn(reason)}`, retryable: true })
 }
