@@ -17,11 +17,14 @@ export interface NatsServer {
   readonly dispose: () => Promise<void>
 }
 
-const launch = (storeDir: string, port: number): Promise<{ process: ChildProcess; port: number }> =>
+const launch = (
+  storeDir: string,
+  port: number,
+  extraArgs: ReadonlyArray<string>,
+): Promise<{ process: ChildProcess; port: number }> =>
   new Promise((resolve, reject) => {
-    const child = spawn("/usr/sbin/nats-server", ["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", String(port)], {
-      stdio: ["ignore", "pipe", "pipe"],
-    })
+    const args = ["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", String(port), ...extraArgs]
+    const child = spawn("/usr/sbin/nats-server", args, { stdio: ["ignore", "pipe", "pipe"] })
     let log = ""
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
@@ -59,10 +62,13 @@ const terminate = (child: ChildProcess): Promise<void> =>
         child.kill("SIGTERM")
       })
 
-/** Starts `/usr/sbin/nats-server -js -sd <tmp> -a 127.0.0.1 -p -1` and reads its port from the log. */
-export const startNatsServer = async (): Promise<NatsServer> => {
+/**
+ * Starts `/usr/sbin/nats-server -js -sd <tmp> -a 127.0.0.1 -p -1` and reads its port from the log;
+ * `extraArgs` adds options such as `--auth TOKEN`.
+ */
+export const startNatsServer = async (extraArgs: ReadonlyArray<string> = []): Promise<NatsServer> => {
   const storeDir = mkdtempSync(join(tmpdir(), "gpu-serials-nats-"))
-  let current = await launch(storeDir, -1)
+  let current = await launch(storeDir, -1, extraArgs)
   const port = current.port
   return {
     url: `nats://127.0.0.1:${port}`,
@@ -70,7 +76,7 @@ export const startNatsServer = async (): Promise<NatsServer> => {
     stop: () => terminate(current.process),
     restart: async () => {
       await terminate(current.process)
-      current = await launch(storeDir, port)
+      current = await launch(storeDir, port, extraArgs)
     },
     dispose: async () => {
       await terminate(current.process)
