@@ -10,14 +10,18 @@ export const REDACTED = "<redacted>"
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i
 
-/** `a=1&b` → `a=<redacted>&<redacted>`: keys are kept, values (and bare parts, which may be tokens) are not. */
+/**
+ * `a=1&b&c=` → `a=<redacted>&<redacted>&c=`: keys are kept, values (and bare parts, which may be tokens)
+ * are not; an empty value stays empty, so redacting a redacted URL changes nothing.
+ */
 const redactQuery = (query: string): string =>
   query
     .split("&")
     .map((part) => {
       if (part === "") return part
       const equals = part.indexOf("=")
-      return equals === -1 ? REDACTED : `${part.slice(0, equals)}=${REDACTED}`
+      if (equals === -1) return REDACTED
+      return equals === part.length - 1 ? part : `${part.slice(0, equals)}=${REDACTED}`
     })
     .join("&")
 

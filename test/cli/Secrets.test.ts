@@ -164,7 +164,16 @@ const expectNoSecretIn = (name: string, run: ServiceRun): void => {
   expectNoSecret(`${name} /metrics`, run.metrics)
 }
 
+/** How messages name the servers: credentials taken out of the URLs, query values redacted. */
 const redactedNatsUrl = (): string =>
+  [
+    `nats://127.0.0.1:${refusedPort}?q=<redacted>`,
+    `nats://${hostOf(tokenNats.url)}?token=<redacted>`,
+    hostOf(passwordNats.url),
+  ].join(",")
+
+/** How `config print` shows the setting: as written, userinfo and query values redacted. */
+const printedNatsUrl = (): string =>
   [
     `nats://<redacted>@127.0.0.1:${refusedPort}?q=<redacted>`,
     `nats://<redacted>@${hostOf(tokenNats.url)}?token=<redacted>`,
@@ -194,7 +203,7 @@ describe("secrets never leave the process", () => {
         expect(run.status, `${args.join(" ")}: ${run.stderr}`).toBe(0)
         expectNoSecret(`${args.join(" ")} stdout`, run.stdout)
         expectNoSecret(`${args.join(" ")} stderr`, run.stderr)
-        if (args[1] === "print") expect(run.stdout).toContain(`url: ${redactedNatsUrl()}`)
+        if (args[1] === "print") expect(run.stdout).toContain(`url: ${printedNatsUrl()}`)
       }
     }
     // Every way of authenticating at once, and exporters that this version lacks: problems, no values.
@@ -233,6 +242,23 @@ describe("secrets never leave the process", () => {
     }
   }, 60_000)
 
+  it("credentials in NATS_URL authenticate, as the NATS clients of other languages read them", () => {
+    const right = `nats://gpu-serials:the-right-password@${hostOf(passwordNats.url)}`
+    const wrong = `nats://gpu-serials:${secret("nats-url-password")}@${hostOf(passwordNats.url)}`
+    const token = `nats://the-right-token@${hostOf(tokenNats.url)}`
+    for (const url of [right, token]) {
+      // Connected: the bucket the service would have created is missing.
+      const run = gpuSerials(["where", "GPU-0"], { env: { NATS_URL: url } })
+      expect(run.status).toBe(1)
+      expect(run.stderr).toContain("not found")
+      expect(run.stderr).not.toMatch(/authorization violation/i)
+    }
+    const refused = gpuSerials(["where", "GPU-0"], { env: { NATS_URL: wrong } })
+    expect(refused.stderr).toMatch(/authorization violation/i)
+    expect(refused.stderr).toContain(`cannot connect to NATS at nats://${hostOf(passwordNats.url)}`)
+    expectNoSecret("where stderr", refused.stderr)
+  }, 60_000)
+
   it("run keeps them out of logs, /readyz and /metrics while every sink fails", async () => {
     const [natsAuthFailure, natsPasswordFailure, otlpRefused, otlpUnauthorized] = await Promise.all([
       // NATS: one server refuses the connection, one refuses the token, one the password; the OTLP
@@ -244,7 +270,8 @@ describe("secrets never leave the process", () => {
           otlpEndpoint: forbidden.url,
           otlpLogsEndpoint: unauthorized.url,
         }),
-        (stderr) => stderr.includes("NATS not ready, retrying"),
+        // nats.js tries the servers in random order: wait until one of them refused the credentials.
+        (stderr) => /NATS not ready, retrying.*Authorization Violation/i.test(stderr),
       ),
       runService(
         secretEnv({
@@ -253,7 +280,8 @@ describe("secrets never leave the process", () => {
           otlpEndpoint: forbidden.url,
           otlpLogsEndpoint: unauthorized.url,
         }),
-        (stderr) => stderr.includes("NATS not ready, retrying"),
+        // nats.js tries the servers in random order: wait until one of them refused the credentials.
+        (stderr) => /NATS not ready, retrying.*Authorization Violation/i.test(stderr),
       ),
       // OTLP logs and metrics to a port where nothing listens.
       runService(
@@ -283,7 +311,8 @@ describe("secrets never leave the process", () => {
 
     // The failures happened and were reported, naming the servers without their secrets.
     expect(natsAuthFailure.stderr).toContain(redactedNatsUrl())
-    expect(natsAuthFailure.stderr).toMatch(/Authorization Violation|authorization violation/i)
+    expect(natsAuthFailure.stderr).toMatch(/Authorization Violation/i)
+    expect(natsPasswordFailure.stderr).toMatch(/Authorization Violation/i)
     expect(natsPasswordFailure.stderr).toContain(redactedNatsUrl())
     expect(otlpRefused.readyz).toContain("OTLP request failed")
     expect(otlpUnauthorized.readyz).toContain("HTTP 401")

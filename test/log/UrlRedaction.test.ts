@@ -32,6 +32,12 @@ describe("redactUrlList", () => {
 })
 
 describe("redactUrlsIn", () => {
+  it("changes nothing in text it already redacted", () => {
+    const once = redactUrlsIn("at nats://u:p@n1:4222?q=x&r,https://h/?a=1#f and wss://t@n2/ws?k=v")
+    expect(redactUrlsIn(once)).toBe(once)
+    expect(redactUrlsIn(redactUrl("http://u:p@h:1/x?token=t"))).toBe(`http://${REDACTED}@h:1/x?token=${REDACTED}`)
+  })
+
   it("redacts the URLs a client library quotes in its messages and leaves the rest of the text", () => {
     const message =
       "Request cannot be constructed from a URL that includes credentials: http://otlp:s3cret@collector:4318/v1/logs?token=t0ken"
