@@ -30,7 +30,7 @@ const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string
   },
   NATS_URL: {
     EXPORTER_TYPE: "nats",
-    NATS_URL: `nats://${secret("NATS_URL")}@nats-a:4222,nats://u:${secret("NATS_URL")}@nats-b:4222`,
+    NATS_URL: `nats://u:${secret("NATS_URL")}@nats-a:4222,nats://u:${secret("NATS_URL")}@nats-b:4222`,
   },
   NATS_TOKEN: { EXPORTER_TYPE: "nats", NATS_TOKEN: secret("NATS_TOKEN") },
   NATS_PASSWORD: { EXPORTER_TYPE: "nats", NATS_USER: "gpu-serials", NATS_PASSWORD: secret("NATS_PASSWORD") },
@@ -88,7 +88,7 @@ describe("redaction", () => {
       EXPORTER_TYPE: "otlp,nats",
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://otlp:pa@ss:s3cr3t-a%40b@collector:4318/prefix/?token=s3cr3t-query",
       OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: "https://logs.example.com/v1/logs?api_key=s3cr3t-logs&tenant=s3cr3t-t",
-      NATS_URL: "nats://u:s3cr3t@nats@nats-a:4222,tls://s3cr3t-token@nats-b:4222?x=s3cr3t-q,nats-c:4222",
+      NATS_URL: "nats://u:s3cr3t@nats@nats-a:4222,tls://u:s3cr3t@nats@nats-b:4222?x=s3cr3t-q,nats-c:4222",
     }
     for (const origins of [false, true]) {
       const text = printed({ env }, origins)
