@@ -1,6 +1,7 @@
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 import { builtinRegistryLayer } from "../component/BuiltinComponents.ts"
 import * as JsonLogger from "../log/JsonLogger.ts"
+import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { CliIo } from "./CliIo.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { main } from "./Main.ts"
@@ -42,7 +43,9 @@ export const runCli = (argv: ReadonlyArray<string>): void => {
     process.removeListener("SIGTERM", terminate)
     process.exitCode = exitCodeOf(exit)
     if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
-      process.stderr.write(`gpu-serials: unexpected failure: ${Cause.pretty(exit.cause).split("\n")[0]}\n`)
+      process.stderr.write(
+        `gpu-serials: unexpected failure: ${redactUrlsIn(Cause.pretty(exit.cause).split("\n")[0] ?? "")}\n`,
+      )
     }
   })
 }

@@ -4,6 +4,7 @@ import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { serviceFlags } from "../config/Flags.ts"
 import { settingApplies } from "../config/SettingsReference.ts"
 import * as JsonLogger from "../log/JsonLogger.ts"
+import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { runGpuSerialsService } from "../service/GpuSerialsService.ts"
 import { CliIo } from "./CliIo.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
@@ -67,7 +68,9 @@ export const serveWith = Effect.fn("serveWith")(function* (
     Effect.provide(JsonLogger.layer({ level: loaded.config.telemetry.logLevel })),
     Effect.as(ExitCode.ok),
     Effect.catch((error) =>
-      io.stderr(`gpu-serials: the service could not start: ${error.message}\n`).pipe(Effect.as(ExitCode.failure)),
+      io
+        .stderr(`gpu-serials: the service could not start: ${redactUrlsIn(error.message)}\n`)
+        .pipe(Effect.as(ExitCode.failure)),
     ),
   )
 })

@@ -2,8 +2,10 @@ import type { Msg, Subscription } from "@nats-io/transport-node"
 import { Effect, Result, Stream } from "effect"
 import { inventoryEventKinds } from "../domain/InventoryEvent.ts"
 import { natsCommandConfig, natsSettingFlags } from "../exporter/nats/NatsCommandConfig.ts"
-import { connectTimeout, scoped as scopedConnection } from "../exporter/nats/NatsConnection.ts"
+import { NatsConnectError } from "../exporter/nats/NatsConnectError.ts"
+import { connectTimeout, scoped as scopedConnection, serverList } from "../exporter/nats/NatsConnection.ts"
 import { filterSubject } from "../exporter/nats/NatsSubject.ts"
+import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { CliIo } from "./CliIo.ts"
 import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
@@ -85,7 +87,15 @@ export const tailCommand = Effect.fn("TailCommand")(function* (argv: ReadonlyArr
   ).pipe(
     Effect.catch((error) =>
       io
-        .stderr(`gpu-serials tail: ${error instanceof Error ? error.message : "NATS did not answer"}\n`)
+        .stderr(
+          `gpu-serials tail: ${
+            error instanceof NatsConnectError
+              ? error.message
+              : `NATS at ${serverList(config.success)} did not answer: ${
+                  error instanceof Error && error.message !== "" ? redactUrlsIn(error.message) : "no reason given"
+                }`
+          }\n`,
+        )
         .pipe(Effect.as(ExitCode.failure)),
     ),
   )

@@ -4,6 +4,7 @@ import { openExistingBucket } from "../exporter/nats/GpuLocationBucket.ts"
 import { locate } from "../exporter/nats/GpuLocationLookup.ts"
 import { natsCommandConfig, natsSettingFlags } from "../exporter/nats/NatsCommandConfig.ts"
 import { scoped as scopedConnection } from "../exporter/nats/NatsConnection.ts"
+import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { CliIo } from "./CliIo.ts"
 import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
@@ -96,5 +97,9 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
       )
       return ExitCode.ok
     }),
-  ).pipe(Effect.catch((error) => io.stderr(`gpu-serials where: ${error.message}\n`).pipe(Effect.as(ExitCode.failure))))
+  ).pipe(
+    Effect.catch((error) =>
+      io.stderr(`gpu-serials where: ${redactUrlsIn(error.message)}\n`).pipe(Effect.as(ExitCode.failure)),
+    ),
+  )
 })

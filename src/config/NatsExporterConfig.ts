@@ -3,6 +3,7 @@ import type { ConfigProblem } from "../component/Component.ts"
 import type { QueueSettings } from "../exporter/QueueSettings.ts"
 import { exporterQueueSettingsOf } from "./ExporterQueueSettings.ts"
 import { decodeExporterSection } from "./ExporterSection.ts"
+import { natsServerList } from "./NatsServerList.ts"
 import {
   natsCredsSetting,
   natsKvBucketSetting,
@@ -24,7 +25,7 @@ import {
   natsUserSetting,
 } from "./Settings.ts"
 
-/** How the exporter authenticates to NATS: at most one way. */
+/** How the exporter authenticates to NATS: at most one way, the settings' or the server URLs' credentials. */
 export type NatsAuth =
   | { readonly kind: "none" }
   | { readonly kind: "creds"; readonly credsFile: string }
@@ -74,6 +75,8 @@ export const decodeNatsExporterConfig = (
     const user = values.get(natsUserSetting)
     const password = values.get(natsPasswordSetting)
     const seed = values.get(natsNkeySeedSetting)
+    const serverList = natsServerList(values.require(natsUrlSetting))
+    const [fromUrl] = serverList.credentials
     const auth: NatsAuth =
       creds !== undefined
         ? { kind: "creds", credsFile: creds }
@@ -83,7 +86,11 @@ export const decodeNatsExporterConfig = (
             ? { kind: "userPassword", user, password }
             : seed !== undefined
               ? { kind: "nkey", seed }
-              : { kind: "none" }
+              : fromUrl === undefined
+                ? { kind: "none" }
+                : fromUrl.password === undefined
+                  ? { kind: "token", token: fromUrl.user }
+                  : { kind: "userPassword", user: fromUrl.user, password: fromUrl.password }
     const stream = values.get(natsStreamSetting)
     const caFile = values.get(natsTlsCaSetting)
     const certFile = values.get(natsTlsCertSetting)
@@ -94,10 +101,7 @@ export const decodeNatsExporterConfig = (
       ...(keyFile === undefined ? {} : { keyFile }),
     }
     return {
-      servers: values
-        .require(natsUrlSetting)
-        .split(",")
-        .map((server) => server.trim()),
+      servers: serverList.servers,
       subjectPrefix: values.require(natsSubjectPrefixSetting),
       ...(stream === undefined ? {} : { stream }),
       streamSettings: {

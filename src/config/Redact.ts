@@ -1,23 +1,12 @@
+import { REDACTED, redactUrlList, redactUrlsIn } from "../log/UrlRedaction.ts"
 import { type FileMapping, isFileMapping } from "./ResolveSettings.ts"
 import type { AnySetting, Secrecy } from "./Setting.ts"
 import { exporterSettings, serviceSettings } from "./Settings.ts"
 
-/** What a secret reads as in printed config. */
-export const REDACTED = "<redacted>"
-
-const URL_CREDENTIALS = /^(\s*(?:[a-z][a-z0-9+.-]*:\/\/)?)[^/@\s]*@/i
-
-/** Hides the credentials of each URL in a comma list: `nats://user:pw@host` → `nats://<redacted>@host`. */
-const redactUrlCredentials = (text: string): string =>
-  text
-    .split(",")
-    .map((url) => url.replace(URL_CREDENTIALS, `$1${REDACTED}@`))
-    .join(",")
-
 /** A value with its secret parts replaced; key=value lists keep their keys and lose their values. */
 export const redactValue = (secrecy: Secrecy, value: unknown): unknown => {
   if (secrecy === "none" || value === undefined || value === null || value === "") return value
-  if (secrecy === "userinfo") return typeof value === "string" ? redactUrlCredentials(value) : REDACTED
+  if (secrecy === "userinfo") return typeof value === "string" ? redactUrlList(value) : REDACTED
   if (isFileMapping(value)) return Object.fromEntries(Object.keys(value).map((key) => [key, REDACTED]))
   return REDACTED
 }
@@ -32,12 +21,8 @@ const redactByName = (value: unknown, secret: boolean): unknown => {
       Object.entries(value).map(([key, item]) => [key, redactByName(item, secret || SECRET_KEY.test(key))]),
     )
   }
-  if (secret && value !== null && value !== undefined && value !== "") {
-    return typeof value === "string" && value.includes("@") && value.includes("://")
-      ? redactUrlCredentials(value)
-      : REDACTED
-  }
-  return typeof value === "string" && value.includes("://") ? redactUrlCredentials(value) : value
+  if (secret && value !== null && value !== undefined && value !== "") return REDACTED
+  return typeof value === "string" ? redactUrlsIn(value) : value
 }
 
 const redactSettings = (mapping: FileMapping, settings: ReadonlyArray<AnySetting>): FileMapping => {
@@ -58,7 +43,7 @@ const redactSettings = (mapping: FileMapping, settings: ReadonlyArray<AnySetting
 
 /**
  * The config file with every secret replaced by `<redacted>`: the secret settings of the table, and in
- * sections the table does not describe, values under names that look secret and credentials in URLs.
+ * sections the table does not describe, values under names that look secret and the secrets of URLs.
  */
 export const redactConfigFile = (file: FileMapping): FileMapping => {
   const redacted: Record<string, unknown> = { ...redactSettings(file, serviceSettings) }

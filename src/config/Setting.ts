@@ -2,7 +2,7 @@ import type { SettingType } from "./SettingType.ts"
 
 /**
  * How a secret is kept out of printed config and messages: `value` hides the whole value (for a
- * key=value list, every value), `userinfo` hides only the credentials of a URL (`nats://<redacted>@host`).
+ * key=value list, every value), `userinfo` hides the credentials and query values of a URL (`nats://<redacted>@host`).
  */
 export type Secrecy = "none" | "value" | "userinfo"
 

@@ -4,6 +4,7 @@ import { validateDnsSubdomain } from "./DnsSubdomain.ts"
 import { exporterQueueRule, exporterQueueSettingList, exporterQueueSettings } from "./ExporterQueueSettings.ts"
 import { formatGoDuration } from "./GoDuration.ts"
 import { parseLabelSelector } from "./LabelSelector.ts"
+import { natsServerList } from "./NatsServerList.ts"
 import type { SettingRule } from "./ResolveSettings.ts"
 import type { AnySetting, Setting } from "./Setting.ts"
 import {
@@ -1076,6 +1077,11 @@ const natsAuthRule: SettingRule = (values) => {
       setting,
       message: "NATS authentication takes only one of creds, token, user/password or nkey seed",
     })
+  }
+  // Credentials in the URL are used only when no authentication setting is set, so they must agree.
+  const url = values.get(natsUrlSetting)
+  if (chosen.length === 0 && url !== undefined && natsServerList(url).credentials.length > 1) {
+    problems.push({ setting: natsUrlSetting, message: "NATS URL servers must all carry the same credentials" })
   }
   const cert = values.get(natsTlsCertSetting)
   const key = values.get(natsTlsKeySetting)

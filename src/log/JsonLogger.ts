@@ -1,4 +1,5 @@
 import { Cause, Duration, Layer, Logger, LogLevel, Predicate, References } from "effect"
+import { redactUrlsIn } from "./UrlRedaction.ts"
 
 /** The levels `LOG_LEVEL` accepts. */
 export const logLevelNames = ["debug", "info", "warn", "error"] as const
@@ -25,7 +26,11 @@ const effectLevels: Readonly<Record<LogLevelName, LogLevel.LogLevel>> = {
   error: "Error",
 }
 
-const cap = (text: string): string => (text.length > maxStringLength ? `${text.slice(0, maxStringLength - 1)}…` : text)
+/** A string as a line may hold it: URLs redacted (before cutting, so no cut URL escapes), then cut. */
+const cap = (text: string): string => {
+  const redacted = redactUrlsIn(text)
+  return redacted.length > maxStringLength ? `${redacted.slice(0, maxStringLength - 1)}…` : redacted
+}
 
 const errorText = (error: unknown): string => {
   if (Predicate.hasProperty(error, "_tag") && Predicate.isString(error._tag)) {

@@ -1,5 +1,6 @@
 import { Context, Duration, Effect, Layer, Option, type Scope } from "effect"
 import type { Health } from "../component/Component.ts"
+import { redactUrlsIn } from "../log/UrlRedaction.ts"
 
 /** The answer of `/readyz`: ready only when every check passes; each check by name, `ok` or why not. */
 export interface Readiness {
@@ -34,8 +35,9 @@ interface Answer {
 
 const notStarted: Answer = { passed: false, shown: "not started" }
 
+/** A reason as `/readyz` shows it: URLs redacted (a client's message may quote one), one short line. */
 const shortReason = (reason: string): string => {
-  const oneLine = reason.replace(/\s+/g, " ").trim()
+  const oneLine = redactUrlsIn(reason).replace(/\s+/g, " ").trim()
   return oneLine.length > maxReasonLength ? `${oneLine.slice(0, maxReasonLength - 1)}…` : oneLine
 }
 

@@ -73,6 +73,18 @@ describe("typed sections of the built-in exporters", () => {
     })
   })
 
+  it("authenticate to NATS with the credentials of its URL when no authentication setting is set", () => {
+    const fromUrl = Result.getOrThrow(
+      decodeNatsExporterConfig({ url: "nats://gpu:p%40ss@n1:4222,tls://gpu:p%40ss@n2:4222" }),
+    )
+    expect(fromUrl.servers).toEqual(["nats://n1:4222", "tls://n2:4222"])
+    expect(fromUrl.auth).toEqual({ kind: "userPassword", user: "gpu", password: "p@ss" })
+    const token = Result.getOrThrow(decodeNatsExporterConfig({ url: "nats://t0ken@n1:4222" }))
+    expect(token.auth).toEqual({ kind: "token", token: "t0ken" })
+    const setting = Result.getOrThrow(decodeNatsExporterConfig({ url: "nats://gpu:p@n1:4222", token: "wins" }))
+    expect(setting).toMatchObject({ servers: ["nats://n1:4222"], auth: { kind: "token", token: "wins" } })
+  })
+
   it("report problems with keys relative to the section, as factories do", () => {
     expect(problems(decodeHttpExporterConfig({ endpoint: "x", retries: 3 }))).toEqual([
       { key: "retries", message: "unknown key" },
@@ -81,6 +93,9 @@ describe("typed sections of the built-in exporters", () => {
     expect(problems(decodeNatsExporterConfig({ token: "t", nkeySeed: "SUABC", tls: { key: "/k" } }))).toEqual([
       { key: "nkeySeed", message: "NATS authentication takes only one of creds, token, user/password or nkey seed" },
       { key: "tls.cert", message: "NATS TLS certificate and key must be set together" },
+    ])
+    expect(problems(decodeNatsExporterConfig({ url: "nats://a:1@n1:4222,nats://b@n2:4222" }))).toEqual([
+      { key: "url", message: "NATS URL servers must all carry the same credentials" },
     ])
     expect(problems(decodeOtlpExporterConfig("http://collector"))).toEqual([{ key: "", message: "must be a mapping" }])
     expect(Result.isSuccess(decodeOtlpExporterConfig(null))).toBe(true)

@@ -2,8 +2,8 @@ import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { printConfig } from "../../src/config/PrintConfig.ts"
-import { REDACTED } from "../../src/config/Redact.ts"
 import { allSettings } from "../../src/config/Settings.ts"
+import { REDACTED } from "../../src/log/UrlRedaction.ts"
 import { configOf, type Input, resolve } from "./ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
@@ -30,7 +30,7 @@ const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string
   },
   NATS_URL: {
     EXPORTER_TYPE: "nats",
-    NATS_URL: `nats://${secret("NATS_URL")}@nats-a:4222,nats://u:${secret("NATS_URL")}@nats-b:4222`,
+    NATS_URL: `nats://u:${secret("NATS_URL")}@nats-a:4222,nats://u:${secret("NATS_URL")}@nats-b:4222`,
   },
   NATS_TOKEN: { EXPORTER_TYPE: "nats", NATS_TOKEN: secret("NATS_TOKEN") },
   NATS_PASSWORD: { EXPORTER_TYPE: "nats", NATS_USER: "gpu-serials", NATS_PASSWORD: secret("NATS_PASSWORD") },
@@ -80,6 +80,23 @@ describe("redaction", () => {
     expect(nats).toContain("nats://<redacted>@nats-a:4222,nats://<redacted>@nats-b:4222")
     const user = printed({ env: { ...cluster, ...secretEnvironments.NATS_PASSWORD } }, false)
     expect(user).toContain("user: gpu-serials")
+  })
+
+  it("hides whole passwords holding '@', ':' or percent-encoding, and query values, of every URL", () => {
+    const env = {
+      ...cluster,
+      EXPORTER_TYPE: "otlp,nats",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://otlp:pa@ss:s3cr3t-a%40b@collector:4318/prefix/?token=s3cr3t-query",
+      OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: "https://logs.example.com/v1/logs?api_key=s3cr3t-logs&tenant=s3cr3t-t",
+      NATS_URL: "nats://u:s3cr3t@nats@nats-a:4222,tls://u:s3cr3t@nats@nats-b:4222?x=s3cr3t-q,nats-c:4222",
+    }
+    for (const origins of [false, true]) {
+      const text = printed({ env }, origins)
+      expect(text).not.toContain("s3cr3t")
+      expect(text).toContain(`endpoint: http://${REDACTED}@collector:4318/prefix/?token=${REDACTED}`)
+      expect(text).toContain(`https://logs.example.com/v1/logs?api_key=${REDACTED}&tenant=${REDACTED}`)
+      expect(text).toContain(`nats://${REDACTED}@nats-a:4222,tls://${REDACTED}@nats-b:4222?x=${REDACTED},nats-c:4222`)
+    }
   })
 
   it("hides values that look secret in sections the table does not describe", () => {

@@ -61,6 +61,27 @@ describe("JsonLogger", () => {
     }),
   )
 
+  it.effect("redacts the credentials and query values of every URL in a line: message, annotations, cause", () =>
+    Effect.gen(function* () {
+      const log = captured("info")
+      yield* Effect.logWarning("retrying http://otlp:s3cr3t-a@collector:4318/v1/logs").pipe(
+        Effect.annotateLogs({
+          servers: "nats://u:s3cr3t-b@n1:4222,tls://s3cr3t-c@n2:4222",
+          nested: { endpoint: "https://collector/?token=s3cr3t-d" },
+        }),
+        Effect.andThen(Effect.logError("export failed", Cause.fail(new Error("fetch https://s3cr3t-e@h/ failed")))),
+        Effect.provide(log.layer),
+      )
+      const text = log.lines.join("")
+      assert.notInclude(text, "s3cr3t")
+      const [warning, failure] = log.events()
+      assert.strictEqual(warning?.msg, "retrying http://<redacted>@collector:4318/v1/logs")
+      assert.strictEqual(warning?.servers, "nats://<redacted>@n1:4222,tls://<redacted>@n2:4222")
+      assert.deepStrictEqual(warning?.nested, { endpoint: "https://collector/?token=<redacted>" })
+      assert.strictEqual(failure?.error, "Error: fetch https://<redacted>@h/ failed")
+    }),
+  )
+
   it.effect("filters by level", () =>
     Effect.gen(function* () {
       const program = Effect.gen(function* () {

@@ -42,6 +42,22 @@ describe("ReadinessChecks", () => {
     }).pipe(Effect.scoped, Effect.provide(ReadinessChecks.layer())),
   )
 
+  it.effect("shows a reason that quotes a URL without its credentials or query values", () =>
+    Effect.gen(function* () {
+      const checks = yield* ReadinessChecks
+      yield* checks.register(
+        "exporters",
+        Effect.succeed({
+          healthy: false,
+          message: "otlp: request to http://u:s3cr3t@collector/v1/logs?k=s3cr3t failed",
+        }),
+      )
+      assert.deepStrictEqual((yield* checks.readiness).checks, {
+        exporters: "otlp: request to http://<redacted>@collector/v1/logs?k=<redacted> failed",
+      })
+    }).pipe(Effect.scoped, Effect.provide(ReadinessChecks.layer())),
+  )
+
   it.effect("counts a check that does not answer within its timeout as not ready", () =>
     Effect.gen(function* () {
       const checks = yield* ReadinessChecks

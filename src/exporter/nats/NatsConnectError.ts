@@ -2,6 +2,7 @@ import { Schema } from "effect"
 
 /** A connection to NATS could not be made: servers unreachable, credentials unreadable or refused. */
 export class NatsConnectError extends Schema.TaggedError<NatsConnectError>()("NatsConnectError", {
+  /** The server list, redacted. */
   servers: Schema.String,
   message: Schema.String,
 }) {}

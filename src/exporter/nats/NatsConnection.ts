@@ -11,6 +11,7 @@ import {
 } from "@nats-io/transport-node"
 import { Duration, Effect, type Scope } from "effect"
 import type { NatsAuth, NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
+import { redactUrlList, redactUrlsIn } from "../../log/UrlRedaction.ts"
 import { NatsConnectError } from "./NatsConnectError.ts"
 
 /** The part of the `nats` section a connection needs. */
@@ -27,9 +28,12 @@ const reconnect = {
   reconnectJitterTLS: 2_000,
 } as const
 
-const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+/** A client library's message, which may quote a server URL, with its secrets redacted. */
+const reason = (cause: unknown): string => redactUrlsIn(cause instanceof Error ? cause.message : String(cause))
 
-const serverList = (config: NatsConnectionConfig): string => config.servers.join(",")
+/** The servers as messages name them: redacted, since a URL may carry credentials or a token. */
+export const serverList = (config: Pick<NatsConnectionConfig, "servers">): string =>
+  redactUrlList(config.servers.join(","))
 
 const authenticator = Effect.fnUntraced(function* (
   auth: NatsAuth,
@@ -50,12 +54,14 @@ const authenticator = Effect.fnUntraced(function* (
         catch: (cause) =>
           new NatsConnectError({
             servers,
-            message: `cannot read credentials file ${auth.credsFile}: ${reason(cause)}`,
+            message: `cannot read NATS credentials file ${auth.credsFile}: ${reason(cause)}`,
           }),
       }).pipe(
         Effect.timeout(connectTimeout),
         Effect.catchTag("TimeoutError", () =>
-          Effect.fail(new NatsConnectError({ servers, message: `reading ${auth.credsFile} timed out` })),
+          Effect.fail(
+            new NatsConnectError({ servers, message: `reading NATS credentials file ${auth.credsFile} timed out` }),
+          ),
         ),
       )
       return credsAuthenticator(new Uint8Array(creds))
@@ -116,7 +122,11 @@ export const open = Effect.fnUntraced(function* (
         else resume(Effect.succeed(connection))
       },
       (cause: unknown) =>
-        resume(Effect.fail(new NatsConnectError({ servers, message: `cannot connect: ${reason(cause)}` }))),
+        resume(
+          Effect.fail(
+            new NatsConnectError({ servers, message: `cannot connect to NATS at ${servers}: ${reason(cause)}` }),
+          ),
+        ),
     )
     return Effect.sync(() => {
       abandoned = true
@@ -125,7 +135,10 @@ export const open = Effect.fnUntraced(function* (
     Effect.timeout(Duration.sum(connectTimeout, Duration.seconds(1))),
     Effect.catchTag("TimeoutError", () =>
       Effect.fail(
-        new NatsConnectError({ servers, message: `no connection within ${Duration.format(connectTimeout)}` }),
+        new NatsConnectError({
+          servers,
+          message: `no connection to NATS at ${servers} within ${Duration.format(connectTimeout)}`,
+        }),
       ),
     ),
   )

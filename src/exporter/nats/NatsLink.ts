@@ -1,8 +1,9 @@
 import type { NatsConnection } from "@nats-io/transport-node"
 import { Deferred, Duration, Effect, Option, Schedule, Scope } from "effect"
 import { SinkError } from "../Sink.ts"
+import { redactUrlsIn } from "../../log/UrlRedaction.ts"
 import { NatsConnectError } from "./NatsConnectError.ts"
-import { drain, type NatsConnectionConfig, open } from "./NatsConnection.ts"
+import { drain, type NatsConnectionConfig, open, serverList } from "./NatsConnection.ts"
 import type { NatsFailureLog } from "./NatsFailureLog.ts"
 import { type PublishRefusals, watch as watchRefusals } from "./NatsPublishRefusals.ts"
 
@@ -95,7 +96,7 @@ export const make = Effect.fnUntraced(function* <E extends SetupError>(options: 
       !(error instanceof NatsConnectError) && error.permanent
         ? Deferred.fail(firstAttempt, error)
         : Effect.logWarning("NATS not ready, retrying").pipe(
-            Effect.annotateLogs({ servers: options.config.servers.join(","), reason: error.message }),
+            Effect.annotateLogs({ servers: serverList(options.config), reason: redactUrlsIn(error.message) }),
           ),
     ),
     // The first attempt's outcome, success or a failure that may pass, lets the start go on.

@@ -6,6 +6,7 @@ import {
   PermissionViolationError,
   RequestError,
 } from "@nats-io/transport-node"
+import { redactUrlsIn } from "../../log/UrlRedaction.ts"
 
 /**
  * Whether NATS refused a call for a reason that asking again cannot change: a subject or argument it
@@ -33,4 +34,5 @@ export const isNoResponders = (cause: unknown): boolean =>
     : cause instanceof Error && cause.cause !== undefined && isNoResponders(cause.cause)
 
 /** The message of a failure, without nats.js's class name. */
-export const natsReason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+export const natsReason = (cause: unknown): string =>
+  redactUrlsIn(cause instanceof Error ? cause.message : String(cause))

@@ -1,5 +1,5 @@
 import { Duration } from "effect"
-import { redactValue } from "../../config/Redact.ts"
+import { redactUrlsIn } from "../../log/UrlRedaction.ts"
 import { SinkError } from "../Sink.ts"
 
 /** Statuses the OTLP/HTTP specification says to retry: throttled or the receiver briefly unavailable. */
@@ -28,17 +28,12 @@ export const statusFailure = (status: number, retryAfterHeader: string | null, n
   })
 }
 
-const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi
-
-/** The text with the credentials of every URL in it hidden, as the client's messages may quote the endpoint. */
-const redactUrls = (text: string): string => text.replace(URL_IN_TEXT, (url) => String(redactValue("userinfo", url)))
-
 /**
- * A request that got no answer (refused, reset, DNS): the receiver may be back later. The message
- * ends up in health and log lines, so URLs in it lose their credentials.
+ * A request that got no answer (refused, reset, DNS): the receiver may be back later. The client's
+ * message may quote the URL, so it is redacted.
  */
 export const networkFailure = (cause: unknown): SinkError => {
   const reason =
     cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : "unknown"
-  return new SinkError({ message: `OTLP request failed: ${redactUrls(reason)}`, retryable: true })
+  return new SinkError({ message: `OTLP request failed: ${redactUrlsIn(reason)}`, retryable: true })
 }

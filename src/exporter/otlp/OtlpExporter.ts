@@ -5,11 +5,9 @@ import { decodeOtlpExporterConfig, type OtlpExporterConfig } from "../../config/
 import { ServiceMeter } from "../../telemetry/ServiceMeter.ts"
 import type { ExporterFactory } from "../Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
+import { otlpTarget, signalUrl } from "./OtlpEndpoint.ts"
 import * as OtlpLogsSink from "./OtlpLogsSink.ts"
 import * as OtlpMetricsPush from "./OtlpMetricsPush.ts"
-
-/** `<endpoint>/<path>`, whether or not the endpoint ends with a slash. */
-const signalUrl = (endpoint: string, path: string): string => `${endpoint.replace(/\/+$/, "")}/${path}`
 
 const shutdownTimeout = Duration.seconds(5)
 
@@ -37,9 +35,10 @@ export const factory: ExporterFactory<OtlpExporterConfig> = {
         resourceAttributes: config.resourceAttributes,
       }
       const timeout = Duration.millis(config.timeoutMs)
+      const logs = otlpTarget(config.logsEndpoint ?? signalUrl(config.endpoint, "v1/logs"), config.headers)
       const sink = OtlpLogsSink.make({
-        url: config.logsEndpoint ?? signalUrl(config.endpoint, "v1/logs"),
-        headers: config.headers,
+        url: logs.url,
+        headers: logs.headers,
         protocol: config.protocol,
         compression: config.compression,
         timeout,
@@ -52,9 +51,10 @@ export const factory: ExporterFactory<OtlpExporterConfig> = {
         shutdownTimeout,
       })
       if (config.metricsIntervalMs === 0) return exporter
+      const metrics = otlpTarget(signalUrl(config.endpoint, "v1/metrics"), config.headers)
       const fleet = yield* OtlpMetricsPush.start({
-        url: signalUrl(config.endpoint, "v1/metrics"),
-        headers: config.headers,
+        url: metrics.url,
+        headers: metrics.headers,
         protocol: config.protocol,
         compression: config.compression,
         timeoutMs: config.timeoutMs,

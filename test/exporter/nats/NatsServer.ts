@@ -25,11 +25,13 @@ const launch = (
   storeDir: string,
   port: number,
   configFile: string | undefined,
+  extraArgs: ReadonlyArray<string>,
 ): Promise<{ process: ChildProcess; port: number }> =>
   new Promise((resolve, reject) => {
     const args = [
       ...(configFile === undefined ? [] : ["-c", configFile]),
       ...["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", String(port)],
+      ...extraArgs,
     ]
     const child = spawn("/usr/sbin/nats-server", args, { stdio: ["ignore", "pipe", "pipe"] })
     let log = ""
@@ -80,13 +82,16 @@ const killNow = (child: ChildProcess): Promise<void> =>
 /**
  * Starts `/usr/sbin/nats-server -js -sd <tmp> -a 127.0.0.1 -p -1` and reads its port from the log.
  * `config` is the text of a server config file (users and permissions, JetStream limits); the
- * command-line options above take precedence over it.
+ * command-line options above take precedence over it. `args` adds options such as `--auth TOKEN`.
  */
-export const startNatsServer = async (options: { readonly config?: string } = {}): Promise<NatsServer> => {
+export const startNatsServer = async (
+  options: { readonly config?: string; readonly args?: ReadonlyArray<string> } = {},
+): Promise<NatsServer> => {
   const storeDir = mkdtempSync(join(tmpdir(), "gpu-serials-nats-"))
   const configFile = options.config === undefined ? undefined : join(storeDir, "nats-server.conf")
   if (configFile !== undefined) writeFileSync(configFile, options.config ?? "")
-  let current = await launch(storeDir, -1, configFile)
+  const extraArgs = options.args ?? []
+  let current = await launch(storeDir, -1, configFile, extraArgs)
   const port = current.port
   return {
     url: `nats://127.0.0.1:${port}`,
@@ -94,11 +99,11 @@ export const startNatsServer = async (options: { readonly config?: string } = {}
     stop: () => terminate(current.process),
     restart: async () => {
       await terminate(current.process)
-      current = await launch(storeDir, port, configFile)
+      current = await launch(storeDir, port, configFile, extraArgs)
     },
     kill: () => killNow(current.process),
     start: async () => {
-      current = await launch(storeDir, port, configFile)
+      current = await launch(storeDir, port, configFile, extraArgs)
     },
     dispose: async () => {
       await terminate(current.process)

@@ -282,6 +282,43 @@ describe("otlp exporter", () => {
     }).pipe(Effect.scoped, Effect.provide(Layer.fresh(ServiceMeter.layer({ serviceVersion: "1.2.3" })))),
   )
 
+  it.live("sends endpoint userinfo as Basic authorization, to the endpoint's path and with its query", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      const endpoint = receiver.url.replace("http://", "http://otlp%20user:p%40ss:w@") + "/prefix/?token=t1"
+      const exporter = yield* OtlpExporter.factory.create(
+        configFor(receiver, { endpoint, metricsIntervalMs: 100 }),
+        settings,
+      )
+      yield* exporter.export([addedEvent(1)])
+      yield* sentAll(exporter, 1)
+      const pushed = yield* eventually(
+        Effect.sync(() => receiver.accepted("/prefix/v1/metrics?token=t1")),
+        (requests) => requests.length > 0,
+      )
+      const [logs] = receiver.accepted("/prefix/v1/logs?token=t1")
+      const basic = `Basic ${Buffer.from("otlp user:p@ss:w").toString("base64")}`
+      assert.strictEqual(logs?.headers.authorization, basic)
+      assert.strictEqual(pushed[0]?.headers.authorization, basic)
+    }).pipe(Effect.scoped, Effect.provide(Layer.fresh(ServiceMeter.layer({ serviceVersion: "1.2.3" })))),
+  )
+
+  it.live("sends a configured Authorization header rather than the endpoint's userinfo", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      const exporter = yield* OtlpExporter.factory.create(
+        configFor(receiver, {
+          endpoint: receiver.url.replace("http://", "http://u:p@"),
+          headers: { Authorization: "Bearer configured" },
+        }),
+        settings,
+      )
+      yield* exporter.export([addedEvent(1)])
+      yield* sentAll(exporter, 1)
+      assert.strictEqual(receiver.accepted("/v1/logs")[0]?.headers.authorization, "Bearer configured")
+    }).pipe(Effect.scoped),
+  )
+
   it("checks its section with the settings' rules", () => {
     assert.isTrue(Result.isSuccess(OtlpExporter.factory.validate({ endpoint: "http://collector:4318" })))
     const invalid = OtlpExporter.factory.validate({ endpoint: "collector:4318", protocol: "grpc" })
