@@ -1,7 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node"
 import { Deferred, Duration, Effect, Option, Schedule, Scope } from "effect"
-import { SinkError } from "../Sink.ts"
 import { redactUrlsIn } from "../../log/UrlRedaction.ts"
+import { SinkError } from "../Sink.ts"
 import { NatsConnectError } from "./NatsConnectError.ts"
 import { drain, type NatsConnectionConfig, open, serverList } from "./NatsConnection.ts"
 import type { NatsFailureLog } from "./NatsFailureLog.ts"
