@@ -1,6 +1,5 @@
 import { Effect } from "effect"
 import { builtinComponents } from "../component/BuiltinComponents.ts"
-import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { serviceFlags } from "../config/Flags.ts"
 import { settingApplies } from "../config/SettingsReference.ts"
 import * as JsonLogger from "../log/JsonLogger.ts"
@@ -34,21 +33,12 @@ Setting flags:
 ${settingFlagsHelp}
 `
 
-/** Settings this version reads but cannot honour yet: refusing them beats ignoring them. */
-const unsupported = (loaded: LoadedServiceConfig): ConfigInvalid | undefined => {
-  if (!loaded.config.leaderElection.enabled) return undefined
-  const key = loaded.origins["service.leaderElection.enabled"]?.key ?? "service.leaderElection.enabled"
-  return ConfigInvalid.of([{ key, message: "leader election is not available in this version; run one replica" }])
-}
-
 /** Runs the service with a loaded configuration; reports a start failure and answers the exit code. */
 export const serveWith = Effect.fn("serveWith")(function* (
   loaded: LoadedServiceConfig,
   hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "onListening"> = {},
 ) {
   const io = yield* CliIo
-  const refused = unsupported(loaded)
-  if (refused !== undefined) return yield* reportInvalidConfig(refused)
   const labelsNotice = loaded.config.kubeExec.nodeLabels.enabled
     ? Effect.logInfo("node labels are not written by this version").pipe(
         Effect.annotateLogs({ setting: "LABELS_ENABLED" }),

@@ -1,7 +1,8 @@
 import { Duration } from "effect"
-import { defaultQueueSettings, type QueueSettings } from "../exporter/QueueSettings.ts"
+import { defaultQueueSettings, type QueueSettings, queueSettingsBounds } from "../exporter/QueueSettings.ts"
 import type { SettingRule, SettingValues } from "./ResolveSettings.ts"
 import type { AnySetting, Setting } from "./Setting.ts"
+import type { Bounds } from "./SettingBounds.ts"
 import { intType, millisType } from "./SettingType.ts"
 
 /**
@@ -28,7 +29,14 @@ const positiveDuration =
   (value: number): string | undefined =>
     Number.isFinite(value) && value > 0 ? undefined : `${label} must be a positive duration`
 
-const countSetting = (exporter: string, key: string, label: string, value: number, description: string) =>
+const countSetting = (
+  exporter: string,
+  key: string,
+  label: string,
+  value: number,
+  bounds: Bounds,
+  description: string,
+) =>
   ({
     key,
     exporter,
@@ -38,9 +46,17 @@ const countSetting = (exporter: string, key: string, label: string, value: numbe
     label,
     description,
     check: positiveInteger(label),
+    bounds,
   }) satisfies Setting<number>
 
-const durationSetting = (exporter: string, key: string, label: string, value: Duration.Duration, description: string) =>
+const durationSetting = (
+  exporter: string,
+  key: string,
+  label: string,
+  value: Duration.Duration,
+  bounds: Bounds,
+  description: string,
+) =>
   ({
     key,
     exporter,
@@ -50,6 +66,7 @@ const durationSetting = (exporter: string, key: string, label: string, value: Du
     label,
     description,
     check: positiveDuration(label),
+    bounds,
   }) satisfies Setting<number>
 
 /** The queue settings of the built-in exporter type `exporter`. */
@@ -61,6 +78,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "queueSize",
       "queue size",
       defaultQueueSettings.queueSize,
+      queueSettingsBounds.queueSize,
       "Records held at most (waiting and being written); more are dropped and counted. Config file only.",
     ),
     batchSize: countSetting(
@@ -68,6 +86,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "batchSize",
       "batch size",
       defaultQueueSettings.batchSize,
+      queueSettingsBounds.batchSize,
       "Records written in one write at most; not more than queueSize. Config file only.",
     ),
     writeTimeout: durationSetting(
@@ -75,6 +94,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "writeTimeout",
       "write timeout",
       defaultQueueSettings.writeTimeout,
+      queueSettingsBounds.writeTimeout,
       "Deadline of one write attempt. Config file only.",
     ),
     initialInterval: durationSetting(
@@ -82,6 +102,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.initialInterval",
       "retry initial interval",
       retry.initialInterval,
+      queueSettingsBounds.initialInterval,
       "Delay before the first retry, doubled on each retry; not more than retry.maxInterval. Config file only.",
     ),
     maxInterval: durationSetting(
@@ -89,6 +110,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.maxInterval",
       "retry max interval",
       retry.maxInterval,
+      queueSettingsBounds.maxInterval,
       "Longest wait between two attempts. Config file only.",
     ),
     maxAttempts: countSetting(
@@ -96,6 +118,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.maxAttempts",
       "retry max attempts",
       retry.maxAttempts,
+      queueSettingsBounds.maxAttempts,
       "Write attempts per batch, the first included; 1 disables retries. Config file only.",
     ),
     maxElapsed: durationSetting(
@@ -103,6 +126,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.maxElapsed",
       "retry max elapsed",
       retry.maxElapsed,
+      queueSettingsBounds.maxElapsed,
       "No retry starts once this long has passed since a batch's first attempt. Config file only.",
     ),
   }

@@ -1,4 +1,6 @@
 import { Duration, Effect, Schema } from "effect"
+import { formatGoDuration } from "../config/GoDuration.ts"
+import type { Bounds } from "../config/SettingBounds.ts"
 import { DurationSetting } from "./DurationSetting.ts"
 
 /** How failed writes are retried: capped exponential backoff with jitter, bounded in attempts and time. */
@@ -38,11 +40,39 @@ export const defaultQueueSettings: QueueSettings = {
   retry: defaultRetrySettings,
 }
 
+const HOUR_MILLIS = 3_600_000
+
+/**
+ * The range of each common setting: a queue holds records in memory, and every delay must fit a timer.
+ * The settings table documents them; the sections of exporters that validate themselves use them too.
+ */
+export const queueSettingsBounds = {
+  queueSize: { min: 1, max: 1_000_000 },
+  batchSize: { min: 1, max: 100_000 },
+  writeTimeout: { min: 1, max: HOUR_MILLIS },
+  initialInterval: { min: 1, max: HOUR_MILLIS },
+  maxInterval: { min: 1, max: HOUR_MILLIS },
+  maxAttempts: { min: 1, max: 100_000 },
+  maxElapsed: { min: 1, max: 24 * HOUR_MILLIS },
+} as const satisfies Readonly<Record<string, Bounds>>
+
 const positiveInteger = "must be a positive integer"
 
-const PositiveInt = Schema.Number.annotate({ message: positiveInteger }).check(
-  Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value > 0, { message: positiveInteger }),
-)
+const boundedInt = (bounds: Bounds) =>
+  Schema.Number.annotate({ message: positiveInteger })
+    .check(Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value > 0, { message: positiveInteger }))
+    .check(
+      Schema.makeFilter((value: number) => value <= bounds.max, {
+        message: `must be between ${bounds.min} and ${bounds.max}`,
+      }),
+    )
+
+const boundedDuration = (bounds: Bounds) =>
+  DurationSetting.check(
+    Schema.makeFilter((duration: Duration.Duration) => Duration.toMillis(duration) <= bounds.max, {
+      message: `must be at most ${formatGoDuration(bounds.max)}`,
+    }),
+  )
 
 const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
   schema.pipe(Schema.withDecodingDefaultKey(Effect.succeed(value)))
@@ -50,10 +80,19 @@ const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
 const defaultMillis = (duration: Duration.Duration): number => Duration.toMillis(duration)
 
 const RetrySettingsSection = Schema.Struct({
-  initialInterval: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.initialInterval)),
-  maxInterval: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.maxInterval)),
-  maxAttempts: withDefault(PositiveInt, defaultRetrySettings.maxAttempts),
-  maxElapsed: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.maxElapsed)),
+  initialInterval: withDefault(
+    boundedDuration(queueSettingsBounds.initialInterval),
+    defaultMillis(defaultRetrySettings.initialInterval),
+  ),
+  maxInterval: withDefault(
+    boundedDuration(queueSettingsBounds.maxInterval),
+    defaultMillis(defaultRetrySettings.maxInterval),
+  ),
+  maxAttempts: withDefault(boundedInt(queueSettingsBounds.maxAttempts), defaultRetrySettings.maxAttempts),
+  maxElapsed: withDefault(
+    boundedDuration(queueSettingsBounds.maxElapsed),
+    defaultMillis(defaultRetrySettings.maxElapsed),
+  ),
 }).check(
   Schema.makeFilter((retry) =>
     Duration.isGreaterThan(retry.initialInterval, retry.maxInterval)
@@ -67,9 +106,12 @@ const RetrySettingsSection = Schema.Struct({
  * is optional and defaults to `defaultQueueSettings`.
  */
 export const queueSettingsFields = {
-  queueSize: withDefault(PositiveInt, defaultQueueSettings.queueSize),
-  batchSize: withDefault(PositiveInt, defaultQueueSettings.batchSize),
-  writeTimeout: withDefault(DurationSetting, defaultMillis(defaultQueueSettings.writeTimeout)),
+  queueSize: withDefault(boundedInt(queueSettingsBounds.queueSize), defaultQueueSettings.queueSize),
+  batchSize: withDefault(boundedInt(queueSettingsBounds.batchSize), defaultQueueSettings.batchSize),
+  writeTimeout: withDefault(
+    boundedDuration(queueSettingsBounds.writeTimeout),
+    defaultMillis(defaultQueueSettings.writeTimeout),
+  ),
   retry: withDefault(RetrySettingsSection, {}),
 }
 
