@@ -15,19 +15,20 @@ import { usageFailure } from "./UsageFailure.ts"
 export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
                         [--exec-latency D] [SETTING FLAGS]
 
-Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU nodes
-whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on stdout
-as they arrive, logs on stderr, then a summary. The default fleet of 8 nodes has GB200 NVL72 trays (serials
-shared per module, one chassis), H100 HGX, a MIG A100, a T4 VM, a bare-metal RTX 4090 workstation
-without providerID or serial, and a node whose driver is broken. The kubeconfig path is printed, so
-kubectl can look at the cluster while the demo runs. The health server takes a free port unless
---server-port or SERVER_PORT names one.
+Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU
+nodes whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on
+stdout as they arrive, logs on stderr, then a summary. The default fleet of 8 nodes has GB200 NVL72
+trays (serials shared per module, one chassis), H100 HGX, a MIG A100, a T4 VM, a bare-metal RTX 4090
+workstation without providerID or serial, and a node whose driver is broken. The kubeconfig path is
+printed, so kubectl can look at the cluster while the demo runs. The health server takes a free port
+unless --server-port or SERVER_PORT names one.
 
   --nodes N          GPU nodes (default 8)
   --duration D       how long to run, Go syntax (default 20s; 0 runs until Ctrl-C)
   --fault-rate P     probability of each injected fault per request or exec: 5xx, 429, exec hang,
                      non-zero exit, truncated and garbage output (default 0)
-  --churn R          pod restarts and GPU swaps per minute, node joins and leaves at half that (default 0)
+  --churn R          pod restarts and GPU swaps per minute, node joins and leaves at half that
+                     (default 0)
   --seed S           same seed, same cluster (default gpu-serials)
   --exec-latency D   nvidia-smi run time in the simulated pods (default: median 150ms, p99 600ms)
 

@@ -8,6 +8,7 @@ import { CliIo } from "./CliIo.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { type LoadedServiceConfig, loadServiceConfig } from "./ServiceConfigLoader.ts"
+import { settingFlagsHelp as settingFlagsHelpOf } from "./SettingFlagsHelp.ts"
 import { serviceVersion } from "./Version.ts"
 
 const builtinExporterTypes = (builtinComponents.exporters ?? []).map((factory) => factory.type)
@@ -17,11 +18,8 @@ export const runFlags = serviceFlags.filter(
   (spec) => spec.setting === undefined || settingApplies(builtinExporterTypes)(spec.setting),
 )
 
-const flagColumn = Math.max(...runFlags.map((spec) => spec.flag.length + (spec.takesValue ? 6 : 0))) + 2
-
-export const settingFlagsHelp = runFlags
-  .map((spec) => `  ${`${spec.flag}${spec.takesValue ? " VALUE" : ""}`.padEnd(flagColumn)}${spec.description}`)
-  .join("\n")
+/** The setting flags of `run` and `demo`, one entry each. */
+export const settingFlagsHelp = settingFlagsHelpOf(runFlags)
 
 export const runUsage = `Usage: gpu-serials run [--config FILE] [SETTING FLAGS]
 
@@ -31,6 +29,9 @@ environment variables, then the config file, then defaults.
 
 Setting flags:
 ${settingFlagsHelp}
+
+Settings without a flag (secrets, queue and retry settings) are read from their environment
+variable or the config file; the configuration reference in the README lists every setting.
 `
 
 /** Runs the service with a loaded configuration; reports a start failure and answers the exit code. */
