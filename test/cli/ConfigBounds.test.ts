@@ -8,6 +8,8 @@ import { gpuSerials } from "./GpuSerialsCli.ts"
 
 const folder = mkdtempSync(join(tmpdir(), "gpu-serials-bounds-"))
 const cluster = { CLUSTER_NAME: "prod" }
+// Only a bound for "it finishes": these tests start the CLI twice, on a machine that may be busy.
+const TWO_RUNS = 120_000
 
 describe("gpu-serials config validate refuses values out of range", () => {
   it("refuses a billion workers, naming WORKERS and the range, with exit 2", () => {
@@ -48,7 +50,7 @@ describe("gpu-serials config validate and run agree", () => {
     port = await freePort()
   })
 
-  it.each(inputs)("on %s", (_name, env, args) => {
+  it.each(inputs)("on %s", { timeout: TWO_RUNS }, (_name, env, args) => {
     const validate = gpuSerials(["config", "validate", ...args], { env: { ...base, ...env } })
     const run = gpuSerials(["run", ...args], { env: { ...base, ...env, SERVER_PORT: String(port) } })
     if (validate.status === 0) {
@@ -90,7 +92,9 @@ describe("the config file is read with a size cap", () => {
     expect(run.stderr).toContain(`cannot read config file ${fifo}: is not a regular file`)
   })
 
-  it("refuses a 10 MiB file named by GPU_SERIALS_CONFIG, and reads one just under the cap", () => {
+  it("refuses a 10 MiB file named by GPU_SERIALS_CONFIG, and reads one just under the cap", {
+    timeout: TWO_RUNS,
+  }, () => {
     const huge = join(folder, "huge.yaml")
     writeFileSync(huge, `# ${"x".repeat(10 * 1024 * 1024)}\ncluster: { name: prod }\n`)
     const run = gpuSerials(["config", "validate"], { env: { GPU_SERIALS_CONFIG: huge } })
