@@ -50,7 +50,8 @@ const optionalHttpUrl =
   (value: string): string | undefined =>
     value === "" || isUrlWithScheme(value, ["http:", "https:"]) ? undefined : message
 
-// Durations in milliseconds, for the settings' bounds.
+// Durations in milliseconds, for the settings' bounds: every delay of this process stays far below
+// MAX_TIMER_MILLIS (SettingBounds.ts), the longest a timer holds.
 const SECOND = 1000
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -138,6 +139,7 @@ export const workersSetting: Setting<number> = {
   default: 16,
   secret: "none",
   label: "workers",
+  // Each worker holds an exec and its output; QPS caps the pace long before a thousand of them.
   bounds: { min: 1, max: 1024 },
   description: "Pods read at the same time.",
   check: positive("workers must be > 0"),
