@@ -1,5 +1,9 @@
 import { hostname } from "node:os"
 import { Effect, Result } from "effect"
+import { formatByteSize } from "../config/ByteSize.ts"
+import { settingFromText } from "../config/Setting.ts"
+import { nvidiaSmiMaxOutputSetting } from "../config/Settings.ts"
+import { settingReference } from "../config/SettingsReference.ts"
 import { readingRecords } from "../domain/GpuRecordBuilder.ts"
 import type { GpuFailure } from "../domain/NodeReading.ts"
 import { recordJson } from "../exporter/RecordJson.ts"
@@ -12,7 +16,10 @@ import { ExitCode } from "./ExitCode.ts"
 import { recordTable } from "./RecordTable.ts"
 import { usageFailure } from "./UsageFailure.ts"
 
-export const parseUsage = `Usage: gpu-serials parse [FILE|-] [--format json|table] [--cluster NAME] [--node NAME] [--max-bytes N]
+const maxBytesReference = settingReference(nvidiaSmiMaxOutputSetting)
+
+export const parseUsage = `Usage: gpu-serials parse [FILE|-] [--format json|table] [--cluster NAME] [--node NAME]
+                         [--max-bytes SIZE]
 
 Reads one nvidia-smi capture (-q -x XML or --query-gpu CSV, detected) from FILE or standard input
 and prints one gpu-serials/v1 record per GPU. Exits 1 when the capture is a failure output (the typed
@@ -21,7 +28,8 @@ error is printed on stderr) or when some GPUs could not be read (their records a
   --format json|table   one JSON record per line (default) or an aligned table
   --cluster NAME        cluster written into the records (default: $CLUSTER_NAME, else "local")
   --node NAME           node written into the records (default: this host's name)
-  --max-bytes N         refuse captures larger than N bytes (default ${defaultMaxOutputBytes})
+  --max-bytes SIZE      refuse captures larger than SIZE, written as NVIDIA_SMI_MAX_OUTPUT is: bytes
+                        or 512Ki, 8Mi (default ${formatByteSize(defaultMaxOutputBytes)}, range ${maxBytesReference.range})
 `
 
 const formats = ["json", "table"] as const
@@ -32,13 +40,19 @@ export const parseCommand = Effect.fn("ParseCommand")(function* (argv: ReadonlyA
   const commandLine = parseCommandLine(argv, { format: "value", cluster: "value", node: "value", "max-bytes": "value" })
   const { options, positionals } = commandLine
   const format = options.get("format") ?? "json"
-  const maxBytes = Number(options.get("max-bytes") ?? defaultMaxOutputBytes)
+  const maxBytesText = options.get("max-bytes")
+  // The same parser and range as the service's output cap.
+  const maxBytesRead =
+    maxBytesText === undefined
+      ? Result.succeed(defaultMaxOutputBytes)
+      : settingFromText(nvidiaSmiMaxOutputSetting, maxBytesText, "--max-bytes")
+  const maxBytes = Result.getOrElse(maxBytesRead, () => defaultMaxOutputBytes)
   const problems = [
     ...commandLine.problems,
     ...(formats.some((known) => known === format)
       ? []
       : [{ message: `--format must be json or table, not ${format}` }]),
-    ...(Number.isSafeInteger(maxBytes) && maxBytes > 0 ? [] : [{ message: "--max-bytes must be a positive integer" }]),
+    ...(Result.isFailure(maxBytesRead) ? [{ message: maxBytesRead.failure }] : []),
     ...(positionals.length > 1 ? [{ message: "parse reads one capture: give one FILE or -" }] : []),
   ]
   if (problems.length > 0) return yield* usageFailure("parse", problems, parseUsage)

@@ -1,6 +1,5 @@
 import { Effect } from "effect"
 import { builtinComponents } from "../component/BuiltinComponents.ts"
-import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { serviceFlags } from "../config/Flags.ts"
 import { settingApplies } from "../config/SettingsReference.ts"
 import * as JsonLogger from "../log/JsonLogger.ts"
@@ -10,6 +9,7 @@ import { CliIo } from "./CliIo.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { type LoadedServiceConfig, loadServiceConfig } from "./ServiceConfigLoader.ts"
+import { settingFlagsHelp as settingFlagsHelpOf } from "./SettingFlagsHelp.ts"
 import { serviceVersion } from "./Version.ts"
 
 const builtinExporterTypes = (builtinComponents.exporters ?? []).map((factory) => factory.type)
@@ -19,29 +19,22 @@ export const runFlags = serviceFlags.filter(
   (spec) => spec.setting === undefined || settingApplies(builtinExporterTypes)(spec.setting),
 )
 
-const flagColumn = Math.max(...runFlags.map((spec) => spec.flag.length + (spec.takesValue ? 6 : 0))) + 2
-
-export const settingFlagsHelp = runFlags
-  .map((spec) => `  ${`${spec.flag}${spec.takesValue ? " VALUE" : ""}`.padEnd(flagColumn)}${spec.description}`)
-  .join("\n")
+/** The setting flags of `run` and `demo`, one entry each. */
+export const settingFlagsHelp = settingFlagsHelpOf(runFlags)
 
 export const runUsage = `Usage: gpu-serials run [--config FILE] [SETTING FLAGS]
 
 Runs the service: watches the device-plugin pods, reads nvidia-smi in them and exports GPU records,
-until SIGTERM or SIGINT, then shuts down within SHUTDOWN_TIMEOUT and exits 0 (a second signal exits at
-once with 143 or 130). Settings come from flags, then environment variables, then the config file,
-then defaults.
+until SIGTERM or SIGINT, then shuts down within SHUTDOWN_TIMEOUT and exits 0 (a second signal exits
+at once with 143 or 130). Settings come from flags, then environment variables, then the config
+file, then defaults.
 
 Setting flags:
 ${settingFlagsHelp}
-`
 
-/** Settings this version reads but cannot honour yet: refusing them beats ignoring them. */
-const unsupported = (loaded: LoadedServiceConfig): ConfigInvalid | undefined => {
-  if (!loaded.config.leaderElection.enabled) return undefined
-  const key = loaded.origins["service.leaderElection.enabled"]?.key ?? "service.leaderElection.enabled"
-  return ConfigInvalid.of([{ key, message: "leader election is not available in this version; run one replica" }])
-}
+Settings without a flag (secrets, queue and retry settings) are read from their environment
+variable or the config file; the configuration reference in the README lists every setting.
+`
 
 /** Runs the service with a loaded configuration; reports a start failure and answers the exit code. */
 export const serveWith = Effect.fn("serveWith")(function* (
@@ -49,8 +42,6 @@ export const serveWith = Effect.fn("serveWith")(function* (
   hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "tapEvents" | "onListening"> = {},
 ) {
   const io = yield* CliIo
-  const refused = unsupported(loaded)
-  if (refused !== undefined) return yield* reportInvalidConfig(refused)
   const labelsNotice = loaded.config.kubeExec.nodeLabels.enabled
     ? Effect.logInfo("node labels are not written by this version").pipe(
         Effect.annotateLogs({ setting: "LABELS_ENABLED" }),

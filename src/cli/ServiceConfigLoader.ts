@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises"
 import { dirname, resolve } from "node:path"
 import { Effect, Result } from "effect"
 import { ComponentRegistry, type ConfiguredExporter } from "../component/ComponentRegistry.ts"
@@ -6,17 +5,17 @@ import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { CONFIG_ENV, CONFIG_FLAG, configFilePath } from "../config/Flags.ts"
 import { exporterProblemKey, type ResolvedConfig, resolveConfigWithOrigins } from "../config/ResolveConfig.ts"
 import { CliIo } from "./CliIo.ts"
+import { readConfigFileText } from "./ConfigFileText.ts"
 
 /** The effective configuration with its exporters validated by their factories, ready to build a pipeline. */
 export interface LoadedServiceConfig extends ResolvedConfig {
   readonly exporters: ReadonlyArray<ConfiguredExporter>
 }
 
-const fileReadTimeout = "10 seconds"
-
 /**
- * Reads the config file (if one is named), resolves flags > environment > file > defaults, and has every
- * exporter factory validate its section. Fails with every problem at once.
+ * Reads the config file (if one is named, within its size cap), resolves flags > environment > file >
+ * defaults, and has every exporter factory validate its section. Fails with every problem at once. Both
+ * `config validate` and `run` load their configuration here, so validate refuses what run would.
  */
 export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (argv: ReadonlyArray<string>) {
   const io = yield* CliIo
@@ -26,13 +25,12 @@ export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (argv:
   const text =
     absolutePath === undefined
       ? undefined
-      : yield* Effect.tryPromise(() => readFile(absolutePath, "utf8")).pipe(
-          Effect.timeout(fileReadTimeout),
-          Effect.mapError((cause) =>
+      : yield* readConfigFileText(absolutePath).pipe(
+          Effect.mapError((unreadable) =>
             ConfigInvalid.of([
               {
                 key: argv.some((argument) => argument.startsWith(CONFIG_FLAG)) ? CONFIG_FLAG : CONFIG_ENV,
-                message: `cannot read config file ${path}: ${fileErrorText(cause)}`,
+                message: `cannot read config file ${path}: ${unreadable.reason}`,
               },
             ]),
           ),
@@ -65,11 +63,4 @@ const relocate = (origins: ResolvedConfig["origins"], key: string): string => {
   const match = /^exporters\.([^.]+(?:\/[^.]+)?)(?:\.(.*))?$/.exec(key)
   if (match === null) return key
   return exporterProblemKey(origins, match[1] ?? "", match[2] ?? "")
-}
-
-const fileErrorText = (cause: unknown): string => {
-  const error = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause
-  if (error instanceof Error && "code" in error && error.code === "ENOENT") return "no such file"
-  if (error instanceof Error && "code" in error && error.code === "EACCES") return "permission denied"
-  return error instanceof Error ? error.message : "read timed out"
 }

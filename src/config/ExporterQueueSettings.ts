@@ -1,7 +1,8 @@
 import { Duration } from "effect"
-import { defaultQueueSettings, maxRetryMultiplier, type QueueSettings } from "../exporter/QueueSettings.ts"
+import { defaultQueueSettings, type QueueSettings, queueSettingsBounds } from "../exporter/QueueSettings.ts"
 import type { SettingRule, SettingValues } from "./ResolveSettings.ts"
 import type { AnySetting, Setting } from "./Setting.ts"
+import type { Bounds } from "./SettingBounds.ts"
 import { floatType, intType, millisType } from "./SettingType.ts"
 
 /**
@@ -30,17 +31,19 @@ const nonNegativeInteger =
   (value: number): string | undefined =>
     value >= 0 ? undefined : `${label} must be 0 or a positive integer`
 
-const numberWithin =
-  (label: string, min: number, max: number) =>
-  (value: number): string | undefined =>
-    value >= min && value <= max ? undefined : `${label} must be a number from ${min} to ${max}`
-
 const positiveDuration =
   (label: string) =>
   (value: number): string | undefined =>
     Number.isFinite(value) && value > 0 ? undefined : `${label} must be a positive duration`
 
-const countSetting = (exporter: string, key: string, label: string, value: number, description: string) =>
+const countSetting = (
+  exporter: string,
+  key: string,
+  label: string,
+  value: number,
+  bounds: Bounds,
+  description: string,
+) =>
   ({
     key,
     exporter,
@@ -50,6 +53,7 @@ const countSetting = (exporter: string, key: string, label: string, value: numbe
     label,
     description,
     check: positiveInteger(label),
+    bounds,
   }) satisfies Setting<number>
 
 const factorSetting = (
@@ -57,7 +61,7 @@ const factorSetting = (
   key: string,
   label: string,
   value: number,
-  range: readonly [number, number],
+  bounds: Bounds,
   description: string,
 ) =>
   ({
@@ -68,10 +72,17 @@ const factorSetting = (
     secret: "none",
     label,
     description,
-    check: numberWithin(label, range[0], range[1]),
+    bounds,
   }) satisfies Setting<number>
 
-const durationSetting = (exporter: string, key: string, label: string, value: Duration.Duration, description: string) =>
+const durationSetting = (
+  exporter: string,
+  key: string,
+  label: string,
+  value: Duration.Duration,
+  bounds: Bounds,
+  description: string,
+) =>
   ({
     key,
     exporter,
@@ -81,6 +92,7 @@ const durationSetting = (exporter: string, key: string, label: string, value: Du
     label,
     description,
     check: positiveDuration(label),
+    bounds,
   }) satisfies Setting<number>
 
 /** The queue settings of the built-in exporter type `exporter`. */
@@ -92,6 +104,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "queueSize",
       "queue size",
       defaultQueueSettings.queueSize,
+      queueSettingsBounds.queueSize,
       "Records held at most (waiting and being written); more are dropped and counted. Config file only.",
     ),
     batchSize: countSetting(
@@ -99,6 +112,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "batchSize",
       "batch size",
       defaultQueueSettings.batchSize,
+      queueSettingsBounds.batchSize,
       "Records written in one write at most; not more than queueSize. Config file only.",
     ),
     writeTimeout: durationSetting(
@@ -106,6 +120,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "writeTimeout",
       "write timeout",
       defaultQueueSettings.writeTimeout,
+      queueSettingsBounds.writeTimeout,
       "Deadline of one write attempt. Config file only.",
     ),
     initialInterval: durationSetting(
@@ -113,6 +128,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.initialInterval",
       "retry initial interval",
       retry.initialInterval,
+      queueSettingsBounds.initialInterval,
       "Backoff before the first retry, grown by retry.multiplier on each retry; not more than retry.maxInterval. Config file only.",
     ),
     maxInterval: durationSetting(
@@ -120,6 +136,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.maxInterval",
       "retry max interval",
       retry.maxInterval,
+      queueSettingsBounds.maxInterval,
       "Longest wait between two attempts, also when the sink asks for a longer one (Retry-After). Config file only.",
     ),
     multiplier: factorSetting(
@@ -127,16 +144,16 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.multiplier",
       "retry multiplier",
       retry.multiplier,
-      [1, maxRetryMultiplier],
-      `Factor the backoff grows by on each retry, from 1 to ${maxRetryMultiplier}. Config file only.`,
+      queueSettingsBounds.multiplier,
+      "Factor the backoff grows by on each retry. Config file only.",
     ),
     randomizationFactor: factorSetting(
       exporter,
       "retry.randomizationFactor",
       "retry randomization factor",
       retry.randomizationFactor,
-      [0, 1],
-      "Each wait is the backoff ± this fraction of it, at random; from 0 to 1. Config file only.",
+      queueSettingsBounds.randomizationFactor,
+      "Each wait is the backoff ± this fraction of it, at random. Config file only.",
     ),
     maxAttempts: {
       ...countSetting(
@@ -144,6 +161,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
         "retry.maxAttempts",
         "retry max attempts",
         retry.maxAttempts,
+        queueSettingsBounds.maxAttempts,
         "Write attempts per batch, the first included; 1 disables retries, 0 leaves them to retry.maxElapsed. Config file only.",
       ),
       check: nonNegativeInteger("retry max attempts"),
@@ -153,6 +171,7 @@ export const exporterQueueSettings = (exporter: string): ExporterQueueSettings =
       "retry.maxElapsed",
       "retry max elapsed",
       retry.maxElapsed,
+      queueSettingsBounds.maxElapsed,
       "A batch still failing this long after its first attempt is dropped; the last retry starts by then. Config file only.",
     ),
   }

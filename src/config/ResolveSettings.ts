@@ -1,6 +1,6 @@
 import { Result } from "effect"
 import type { ConfigProblem } from "../component/Component.ts"
-import type { AnySetting, Setting } from "./Setting.ts"
+import { type AnySetting, type Setting, valueProblem } from "./Setting.ts"
 import type { OriginSource, ValueOrigin } from "./ValueOrigin.ts"
 
 /** Environment variables as the process received them. */
@@ -133,7 +133,7 @@ export const resolveSettings = (
       entries.set(setting, { value: undefined, origin })
       continue
     }
-    const problem = read.success === undefined ? undefined : setting.check?.(read.success)
+    const problem = read.success === undefined ? undefined : valueProblem(setting, read.success)
     if (problem !== undefined) problems.push({ key: origin.key, message: problem })
     entries.set(setting, { value: problem === undefined ? read.success : undefined, origin })
   }

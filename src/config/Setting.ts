@@ -1,3 +1,5 @@
+import { Result } from "effect"
+import { type Bounds, outOfBoundsMessage, withinBounds } from "./SettingBounds.ts"
 import type { SettingType } from "./SettingType.ts"
 
 /**
@@ -28,6 +30,8 @@ export interface Setting<T> {
   readonly description: string
   /** The rule: says what is wrong with a value that was read, in the words the user will see. */
   check?(value: T): string | undefined
+  /** The range of a numeric setting, checked after the rule (which keeps the Go original's messages). */
+  readonly bounds?: Bounds
   /** Replaces the type's message when the value cannot be read at all. */
   readonly unreadable?: string
   /**
@@ -43,3 +47,27 @@ export type AnySetting = Setting<unknown>
 /** The dotted path of a setting in the config file, with an exporter's default component id. */
 export const settingPath = (setting: AnySetting): string =>
   setting.exporter === undefined ? setting.key : `exporters.${setting.exporter}.${setting.key}`
+
+/** What is wrong with a value that was read: the setting's rule, then its range; range messages start with `label`. */
+export const valueProblem = (setting: AnySetting, value: unknown, label = setting.label): string | undefined => {
+  const problem = setting.check?.(value)
+  if (problem !== undefined || setting.bounds === undefined || typeof value !== "number") return problem
+  if (withinBounds(setting.bounds, value)) return undefined
+  const format = (bound: number): string => String(setting.type.format(bound))
+  return outOfBoundsMessage(label, setting.bounds, format, value, setting.secret === "none")
+}
+
+/**
+ * Reads a setting's value from text outside the settings' own flags (`parse --max-bytes 8Mi`), with the
+ * setting's type, rule and range; messages start with `label`.
+ */
+export const settingFromText = <T>(
+  setting: Setting<T>,
+  text: string,
+  label = setting.label,
+): Result.Result<T, string> => {
+  const read = setting.type.fromText(text, setting.secret === "none")
+  if (Result.isFailure(read)) return Result.fail(`${label} ${read.failure}`)
+  const problem = valueProblem(setting, read.success, label)
+  return problem === undefined ? Result.succeed(read.success) : Result.fail(problem)
+}

@@ -52,6 +52,16 @@ const optionalHttpUrl =
   (value: string): string | undefined =>
     value === "" || isUrlWithScheme(value, ["http:", "https:"]) ? undefined : message
 
+// Durations in milliseconds, for the settings' bounds: every delay of this process stays far below
+// MAX_TIMER_MILLIS (SettingBounds.ts), the longest a timer holds.
+const SECOND = 1000
+const MINUTE = 60 * SECOND
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+const WEEK = 7 * DAY
+// Stream retention is kept by the NATS server, not by a timer of this process.
+const YEAR = 365 * DAY
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 
 // ---- the cluster and the kube_exec receiver -------------------------------------------------------------
@@ -132,6 +142,8 @@ export const workersSetting: Setting<number> = {
   default: 16,
   secret: "none",
   label: "workers",
+  // Each worker holds an exec and its output; QPS caps the pace long before a thousand of them.
+  bounds: { min: 1, max: 1024 },
   description: "Pods read at the same time.",
   check: positive("workers must be > 0"),
 }
@@ -144,6 +156,7 @@ export const timeoutSetting: Setting<number> = {
   default: 30_000,
   secret: "none",
   label: "timeout",
+  bounds: { min: 1, max: HOUR },
   description: "Deadline per pod, covering exec, node lookup and hand-off to the exporters.",
   check: positive("timeout must be > 0"),
 }
@@ -156,6 +169,7 @@ export const resyncSetting: Setting<number> = {
   default: 0,
   secret: "none",
   label: "resync period",
+  bounds: { min: SECOND, max: DAY, zeroDisables: true },
   description: "Informer resync period; 0 disables periodic resync.",
   check: notNegative("resync period must be >= 0 (0 disables periodic resync)"),
 }
@@ -168,6 +182,7 @@ export const qpsSetting: Setting<number> = {
   default: 50,
   secret: "none",
   label: "qps",
+  bounds: { min: 0.01, max: 10_000 },
   description: "Kubernetes API requests per second, shared by every call.",
   check: positive("qps must be > 0"),
 }
@@ -180,6 +195,7 @@ export const burstSetting: Setting<number> = {
   default: 100,
   secret: "none",
   label: "burst",
+  bounds: { min: 1, max: 10_000 },
   description: "Kubernetes API request burst above the QPS rate.",
   check: positive("burst must be > 0"),
 }
@@ -215,8 +231,8 @@ export const nvidiaSmiMaxOutputSetting: Setting<number> = {
   default: 8 * 1024 * 1024,
   secret: "none",
   label: "nvidia-smi output cap",
+  bounds: { min: 1024, max: 64 * 1024 * 1024 },
   description: "Most nvidia-smi output read from one exec (bytes, or 512Ki, 8Mi); more is an error.",
-  check: (value) => (value >= 1024 ? undefined : "nvidia-smi output cap must be at least 1Ki"),
 }
 
 export const nodeLabelsEnabledSetting: Setting<boolean> = {
@@ -259,6 +275,7 @@ export const reportIntervalSetting: Setting<number> = {
   default: 3_600_000,
   secret: "none",
   label: "report interval",
+  bounds: { min: SECOND, max: WEEK, zeroDisables: true },
   description: "How often an unchanged GPU is re-affirmed with an observed event; 0 disables it.",
   check: notNegative("report interval must be >= 0 (0 disables periodic reports)"),
 }
@@ -271,6 +288,7 @@ export const removalGraceSetting: Setting<number> = {
   default: 300_000,
   secret: "none",
   label: "removal grace",
+  bounds: { min: 0, max: WEEK },
   description:
     "How long a node, pod or GPU may be gone before its GPUs are removed; a restarted device-plugin pod within it changes nothing.",
   check: notNegative("removal grace must be >= 0"),
@@ -297,6 +315,7 @@ export const serverPortSetting: Setting<number> = {
   default: 8080,
   secret: "none",
   label: "server port",
+  bounds: { min: 1000, max: 65535 },
   description: "Port of /healthz, /readyz and /metrics.",
   check: (value) =>
     value >= 1000 && value <= 65535 ? undefined : "server port must be a valid integer between 1000 and 65535",
@@ -328,9 +347,9 @@ export const shutdownTimeoutSetting: Setting<number> = {
   default: 20_000,
   secret: "none",
   label: "shutdown timeout",
+  bounds: { min: SECOND, max: 10 * MINUTE },
   description:
     "Deadline from SIGTERM or SIGINT to exit: in-flight reads are abandoned at once, exporters flush within the rest.",
-  check: (value) => (value >= 1_000 && value <= 600_000 ? undefined : "shutdown timeout must be from 1s to 10m"),
 }
 
 export const leaderElectionSetting: Setting<boolean> = {
@@ -341,7 +360,7 @@ export const leaderElectionSetting: Setting<boolean> = {
   default: false,
   secret: "none",
   label: "leader election",
-  description: "Whether replicas elect a leader through a Lease; only the leader reads pods.",
+  description: "Leader election through a Lease; not available in this version, so true is refused: run one replica.",
 }
 
 export const leaseNameSetting: Setting<string> = {
@@ -384,6 +403,7 @@ export const leaseDurationSetting: Setting<number> = {
   default: 15_000,
   secret: "none",
   label: "lease duration",
+  bounds: { min: SECOND, max: HOUR },
   description: "How long a lease holds without renewal before another replica may take it.",
 }
 
@@ -395,6 +415,7 @@ export const leaseRenewDeadlineSetting: Setting<number> = {
   default: 10_000,
   secret: "none",
   label: "lease renew deadline",
+  bounds: { min: 1, max: HOUR },
   description: "How long the leader keeps trying to renew before it stops work.",
 }
 
@@ -406,6 +427,7 @@ export const leaseRetryPeriodSetting: Setting<number> = {
   default: 2_000,
   secret: "none",
   label: "lease retry period",
+  bounds: { min: 1, max: HOUR },
   description: "Time between attempts to acquire or renew the lease.",
 }
 
@@ -450,6 +472,7 @@ export const httpTimeoutSetting: Setting<number> = {
   default: 30_000,
   secret: "none",
   label: "HTTP timeout",
+  bounds: { min: 1, max: HOUR },
   description: "Deadline of one POST.",
   check: (value) => (value > 0 ? undefined : `timeout must be positive, got ${formatGoDuration(value)}`),
 }
@@ -501,6 +524,7 @@ export const postgresPortSetting: Setting<number> = {
   default: 5432,
   secret: "none",
   label: "postgres port",
+  bounds: { min: 1, max: 65535 },
   description: "PostgreSQL server port.",
   check: (value) =>
     value > 0 && value <= 65535 ? undefined : `postgres port must be between 1 and 65535, got ${value}`,
@@ -665,6 +689,7 @@ export const natsStreamDuplicateWindowSetting: Setting<number> = {
   default: 120_000,
   secret: "none",
   label: "NATS stream duplicate window",
+  bounds: { min: 1, max: DAY },
   description: "Window in which the stream drops a second message with the same record id.",
   check: positive("NATS stream duplicate window must be > 0"),
 }
@@ -688,6 +713,7 @@ export const natsStreamMaxAgeSetting: Setting<number> = {
   default: 7 * 24 * 3_600_000,
   secret: "none",
   label: "NATS stream max age",
+  bounds: { min: SECOND, max: YEAR, zeroDisables: true },
   description: "How long the stream keeps a message (default 7 days); 0 keeps it forever.",
   check: notNegative("NATS stream max age must be >= 0 (0 keeps messages forever)"),
 }
@@ -700,6 +726,7 @@ export const natsStreamMaxBytesSetting: Setting<number> = {
   default: 1024 * 1024 * 1024,
   secret: "none",
   label: "NATS stream max bytes",
+  bounds: { min: 1024 * 1024, max: 1024 ** 5, zeroDisables: true },
   description:
     "Most bytes the stream keeps (bytes, or 512Mi, 1Gi), the oldest messages discarded beyond; 0: no size limit.",
   check: notNegative("NATS stream max bytes must be >= 0 (0: no size limit)"),
@@ -882,6 +909,7 @@ export const otlpTimeoutSetting: Setting<number> = {
   default: 10_000,
   secret: "none",
   label: "OTLP timeout",
+  bounds: { min: 1, max: HOUR },
   description: "Deadline of one export request (milliseconds as in the OpenTelemetry variable, or a duration).",
   check: positive("OTLP timeout must be > 0"),
 }
@@ -919,6 +947,7 @@ export const otlpMetricsIntervalSetting: Setting<number> = {
   default: 60_000,
   secret: "none",
   label: "OTLP metrics interval",
+  bounds: { min: SECOND, max: DAY, zeroDisables: true },
   description: "How often metrics are pushed over OTLP; 0 disables OTLP metrics.",
   check: notNegative("OTLP metrics interval must be >= 0 (0 disables OTLP metrics)"),
 }
@@ -1044,8 +1073,14 @@ const leaderElectionRule: SettingRule = (values) => {
   return problems
 }
 
+/** Settings this version reads but cannot honour yet: refusing them beats ignoring them. */
+const unavailableRule: SettingRule = (values) =>
+  values.get(leaderElectionSetting) === true
+    ? [{ setting: leaderElectionSetting, message: "leader election is not available in this version; run one replica" }]
+    : []
+
 /** Rules across the service's own settings. */
-export const serviceRules: ReadonlyArray<SettingRule> = [leaderElectionRule]
+export const serviceRules: ReadonlyArray<SettingRule> = [leaderElectionRule, unavailableRule]
 
 const postgresRule: SettingRule = (values) => {
   // A connection URL carries host, database, user and password itself.

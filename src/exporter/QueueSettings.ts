@@ -1,4 +1,6 @@
 import { Duration, Effect, Schema } from "effect"
+import { formatGoDuration } from "../config/GoDuration.ts"
+import type { Bounds } from "../config/SettingBounds.ts"
 import { DurationSetting } from "./DurationSetting.ts"
 
 /**
@@ -50,17 +52,53 @@ export const defaultQueueSettings: QueueSettings = {
 /** The largest `retry.multiplier` accepted; beyond it the second retry already waits `maxInterval`. */
 export const maxRetryMultiplier = 10
 
+const HOUR_MILLIS = 3_600_000
+
+/**
+ * The range of each common setting: a queue holds records in memory, and every delay must fit a timer.
+ * The settings table documents them; the sections of exporters that validate themselves use them too.
+ */
+export const queueSettingsBounds = {
+  queueSize: { min: 1, max: 1_000_000 },
+  batchSize: { min: 1, max: 100_000 },
+  writeTimeout: { min: 1, max: HOUR_MILLIS },
+  initialInterval: { min: 1, max: HOUR_MILLIS },
+  maxInterval: { min: 1, max: HOUR_MILLIS },
+  multiplier: { min: 1, max: maxRetryMultiplier },
+  randomizationFactor: { min: 0, max: 1 },
+  maxAttempts: { min: 1, max: 100_000, zeroDisables: true },
+  maxElapsed: { min: 1, max: 24 * HOUR_MILLIS },
+} as const satisfies Readonly<Record<string, Bounds>>
+
 const positiveInteger = "must be a positive integer"
 
-const PositiveInt = Schema.Number.annotate({ message: positiveInteger }).check(
-  Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value > 0, { message: positiveInteger }),
-)
+const boundedInt = (bounds: Bounds) =>
+  Schema.Number.annotate({ message: positiveInteger })
+    .check(Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value > 0, { message: positiveInteger }))
+    .check(
+      Schema.makeFilter((value: number) => value <= bounds.max, {
+        message: `must be between ${bounds.min} and ${bounds.max}`,
+      }),
+    )
+
+const boundedDuration = (bounds: Bounds) =>
+  DurationSetting.check(
+    Schema.makeFilter((duration: Duration.Duration) => Duration.toMillis(duration) <= bounds.max, {
+      message: `must be at most ${formatGoDuration(bounds.max)}`,
+    }),
+  )
 
 const nonNegativeInteger = "must be 0 or a positive integer"
 
-const NonNegativeInt = Schema.Number.annotate({ message: nonNegativeInteger }).check(
-  Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value >= 0, { message: nonNegativeInteger }),
-)
+const NonNegativeInt = Schema.Number.annotate({ message: nonNegativeInteger })
+  .check(
+    Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value >= 0, { message: nonNegativeInteger }),
+  )
+  .check(
+    Schema.makeFilter((value: number) => value <= queueSettingsBounds.maxAttempts.max, {
+      message: `must be at most ${queueSettingsBounds.maxAttempts.max}`,
+    }),
+  )
 
 const multiplierRule = `must be a number from 1 to ${maxRetryMultiplier}`
 
@@ -80,12 +118,21 @@ const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
 const defaultMillis = (duration: Duration.Duration): number => Duration.toMillis(duration)
 
 const RetrySettingsSection = Schema.Struct({
-  initialInterval: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.initialInterval)),
-  maxInterval: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.maxInterval)),
+  initialInterval: withDefault(
+    boundedDuration(queueSettingsBounds.initialInterval),
+    defaultMillis(defaultRetrySettings.initialInterval),
+  ),
+  maxInterval: withDefault(
+    boundedDuration(queueSettingsBounds.maxInterval),
+    defaultMillis(defaultRetrySettings.maxInterval),
+  ),
   multiplier: withDefault(Multiplier, defaultRetrySettings.multiplier),
   randomizationFactor: withDefault(RandomizationFactor, defaultRetrySettings.randomizationFactor),
   maxAttempts: withDefault(NonNegativeInt, defaultRetrySettings.maxAttempts),
-  maxElapsed: withDefault(DurationSetting, defaultMillis(defaultRetrySettings.maxElapsed)),
+  maxElapsed: withDefault(
+    boundedDuration(queueSettingsBounds.maxElapsed),
+    defaultMillis(defaultRetrySettings.maxElapsed),
+  ),
 }).check(
   Schema.makeFilter((retry) =>
     Duration.isGreaterThan(retry.initialInterval, retry.maxInterval)
@@ -99,9 +146,12 @@ const RetrySettingsSection = Schema.Struct({
  * is optional and defaults to `defaultQueueSettings`.
  */
 export const queueSettingsFields = {
-  queueSize: withDefault(PositiveInt, defaultQueueSettings.queueSize),
-  batchSize: withDefault(PositiveInt, defaultQueueSettings.batchSize),
-  writeTimeout: withDefault(DurationSetting, defaultMillis(defaultQueueSettings.writeTimeout)),
+  queueSize: withDefault(boundedInt(queueSettingsBounds.queueSize), defaultQueueSettings.queueSize),
+  batchSize: withDefault(boundedInt(queueSettingsBounds.batchSize), defaultQueueSettings.batchSize),
+  writeTimeout: withDefault(
+    boundedDuration(queueSettingsBounds.writeTimeout),
+    defaultMillis(defaultQueueSettings.writeTimeout),
+  ),
   retry: withDefault(RetrySettingsSection, {}),
 }
 

@@ -61,7 +61,7 @@ describe("gpu-serials commands", () => {
   it("prints help and the version with exit code 0", () => {
     expect(gpuSerials(["--help"])).toMatchObject({ status: 0, stdout: expect.stringContaining("Usage: gpu-serials") })
     expect(gpuSerials(["parse", "--help"]).stdout).toContain("Usage: gpu-serials parse")
-    expect(gpuSerials(["run", "--help"]).stdout).toContain("--workers VALUE")
+    expect(gpuSerials(["run", "--help"]).stdout).toContain("--workers N")
     expect(gpuSerials(["version"]).stdout).toMatch(/^gpu-serials \d+\.\d+\.\d+ \(schema gpu-serials\/v1/)
   })
 

@@ -7,6 +7,21 @@ import { gpuSerials, jsonLines } from "./GpuSerialsCli.ts"
 const fixture = (name: string): string => join(fixtureDirectory, name)
 
 describeWithFixtures("gpu-serials parse on the real captures", () => {
+  const h100 = "h100-80gb-hbm3-x8-driver570-v12-real-serials-gpuid.xml"
+
+  it.each(["512Ki", "1Mi", "300000"])("takes --max-bytes %s, written as NVIDIA_SMI_MAX_OUTPUT is", (size) => {
+    const run = gpuSerials(["parse", "-", "--max-bytes", size], { input: readFixture(h100) })
+    expect(run.status).toBe(0)
+    expect(jsonLines(run.stdout)).toHaveLength(8)
+  })
+
+  it("refuses the 200 KB capture under --max-bytes 8Ki", () => {
+    expect(readFixture(h100).length).toBeGreaterThan(8 * 1024)
+    const run = gpuSerials(["parse", "-", "--max-bytes", "8Ki"], { input: readFixture(h100) })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("output-too-large")
+  })
+
   it("prints the GB200 tray as 4 GPUs with 4 UUIDs, 2 shared serials and the chassis serial", () => {
     const run = gpuSerials(["parse", fixture("gb200-x4-driver570-v12-real-serials-crlf-gpuid.xml")])
     expect(run.status).toBe(0)
@@ -69,10 +84,20 @@ describeWithFixtures("gpu-serials parse on the real captures", () => {
 
 describe("gpu-serials parse on bad input", () => {
   it("refuses a capture over --max-bytes with a typed error, without echoing it", () => {
-    const run = gpuSerials(["parse", "-", "--max-bytes", "64"], { input: `<nvidia_smi_log>${"x".repeat(500)}` })
+    const run = gpuSerials(["parse", "-", "--max-bytes", "1Ki"], { input: `<nvidia_smi_log>${"x".repeat(2000)}` })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain("output-too-large")
     expect(run.stderr).not.toContain("x".repeat(100))
+  })
+
+  it.each([
+    ["8MB", '--max-bytes must be a byte size: invalid byte size "8MB" (use bytes or a suffix: 512Ki, 8Mi, 1Gi)'],
+    ["100", "--max-bytes must be between 1Ki and 64Mi, got 100"],
+    ["1Gi", "--max-bytes must be between 1Ki and 64Mi, got 1Gi"],
+  ])("refuses --max-bytes %s with its reason and exit 2", (size, message) => {
+    const run = gpuSerials(["parse", "-", "--max-bytes", size], { input: "" })
+    expect(run.status).toBe(2)
+    expect(run.stderr).toContain(message)
   })
 
   it("turns garbage into a typed error, not a crash", () => {

@@ -48,10 +48,10 @@ describe("queue settings of the otlp and nats sections", () => {
       { key: "exporters.nats.queueSize", message: "queue size must be a positive integer" },
       { key: "exporters.nats.retry.maxAttempts", message: "retry max attempts must be 0 or a positive integer" },
       { key: "exporters.nats.retry.maxElapsed", message: "retry max elapsed must be a positive duration" },
-      { key: "exporters.nats.retry.multiplier", message: "retry multiplier must be a number from 1 to 10" },
+      { key: "exporters.nats.retry.multiplier", message: "retry multiplier must be between 1 and 10, got 0.5" },
       {
         key: "exporters.nats.retry.randomizationFactor",
-        message: "retry randomization factor must be a number from 0 to 1",
+        message: "retry randomization factor must be between 0 and 1, got 2",
       },
       {
         key: "exporters.nats.writeTimeout",

@@ -112,8 +112,8 @@ describe("the shutdown deadline and the health server's address", () => {
   })
 
   it.each([
-    [{ SHUTDOWN_TIMEOUT: "0s" }, "SHUTDOWN_TIMEOUT", "shutdown timeout must be from 1s to 10m"],
-    [{ SHUTDOWN_TIMEOUT: "1h" }, "SHUTDOWN_TIMEOUT", "shutdown timeout must be from 1s to 10m"],
+    [{ SHUTDOWN_TIMEOUT: "0s" }, "SHUTDOWN_TIMEOUT", "shutdown timeout must be between 1s and 10m, got 0s"],
+    [{ SHUTDOWN_TIMEOUT: "1h" }, "SHUTDOWN_TIMEOUT", "shutdown timeout must be between 1s and 10m, got 1h"],
     [
       { SERVER_ADDRESS: "localhost" },
       "SERVER_ADDRESS",
@@ -425,17 +425,75 @@ describe("built-in exporter variables", () => {
   })
 })
 
+describe("bounds", () => {
+  it.each([
+    [{ WORKERS: "1000000000" }, "WORKERS", "workers must be between 1 and 1024, got 1000000000"],
+    [{ TIMEOUT: "900h" }, "TIMEOUT", "timeout must be between 1ms and 1h, got 900h"],
+    [{ RESYNC: "10ms" }, "RESYNC", "resync period must be 0 (disabled) or between 1s and 24h, got 10ms"],
+    [
+      { REPORT_INTERVAL: "600h" },
+      "REPORT_INTERVAL",
+      "report interval must be 0 (disabled) or between 1s and 168h, got 600h",
+    ],
+    [{ QPS: "1e9" }, "QPS", "qps must be between 0.01 and 10000, got 1000000000"],
+    [{ BURST: "100000" }, "BURST", "burst must be between 1 and 10000, got 100000"],
+    [
+      { NVIDIA_SMI_MAX_OUTPUT: "1Gi" },
+      "NVIDIA_SMI_MAX_OUTPUT",
+      "nvidia-smi output cap must be between 1Ki and 64Mi, got 1Gi",
+    ],
+    [
+      { NVIDIA_SMI_MAX_OUTPUT: "100" },
+      "NVIDIA_SMI_MAX_OUTPUT",
+      "nvidia-smi output cap must be between 1Ki and 64Mi, got 100",
+    ],
+    [{ LEASE_DURATION: "500ms" }, "LEASE_DURATION", "lease duration must be between 1s and 1h, got 500ms"],
+  ])("%j → %s: %s", (env, key, message) => {
+    expect(problemsOf({ env: { ...cluster, ...env } })).toEqual([{ key, message }])
+  })
+
+  it("accept both ends of a range and 0 where 0 disables", () => {
+    const config = configOf({ env: { ...cluster, WORKERS: "1024", RESYNC: "0", REPORT_INTERVAL: "168h", QPS: "0.01" } })
+    expect(config.kubeExec).toMatchObject({ workers: 1024, resyncMs: 0, qps: 0.01 })
+    expect(config.inventory.reportIntervalMs).toBe(168 * 3_600_000)
+  })
+
+  it("apply to the config file and to exporter sections, under the file's keys", () => {
+    const file = [
+      "receivers: { kube_exec: { workers: 5000 } }",
+      "exporters: { nats: { queueSize: 2000000, retry: { maxElapsed: 720h } } }",
+      "service: { pipelines: { gpus: { exporters: [nats] } } }",
+    ].join("\n")
+    expect(problemsOf({ file, env: cluster })).toEqual([
+      { key: "exporters.nats.queueSize", message: "queue size must be between 1 and 1000000, got 2000000" },
+      { key: "exporters.nats.retry.maxElapsed", message: "retry max elapsed must be between 1ms and 24h, got 720h" },
+      { key: "receivers.kube_exec.workers", message: "workers must be between 1 and 1024, got 5000" },
+    ])
+  })
+})
+
 describe("leader election", () => {
   const enabled = { ...cluster, LEADER_ELECTION: "true", POD_NAME: "gpu-serials-0" }
+  const unavailable = {
+    key: "LEADER_ELECTION",
+    message: "leader election is not available in this version; run one replica",
+  }
+
+  it("is refused by validation, as run would refuse it, rather than ignored", () => {
+    expect(problemsOf({ env: enabled })).toEqual([unavailable])
+  })
 
   it("needs the pod name, a lease and lease > renew > retry", () => {
     expect(problemsOf({ env: { ...enabled, POD_NAME: undefined } })).toEqual([
+      unavailable,
       { key: "POD_NAME", message: "POD_NAME must be set (downward API) when leader election is enabled" },
     ])
     expect(problemsOf({ env: { ...enabled, LEASE_DURATION: "10s" } })).toEqual([
+      unavailable,
       { key: "LEASE_DURATION", message: "lease duration > renew deadline > retry period must hold" },
     ])
     expect(problemsOf({ env: { ...enabled, LEASE_NAME: "", LEASE_NAMESPACE: "" } })).toEqual([
+      unavailable,
       { key: "LEASE_NAME", message: "lease name must be specified when leader election is enabled" },
       { key: "LEASE_NAMESPACE", message: "lease namespace must be specified when leader election is enabled" },
     ])
@@ -447,9 +505,11 @@ describe("leader election", () => {
 
   it("resolves into a typed section", () => {
     expect(
-      configOf({ env: { ...enabled, LEASE_DURATION: "30s", LEASE_NAMESPACE: "gpu-serials" } }).leaderElection,
+      configOf({
+        env: { ...cluster, LEASE_DURATION: "30s", LEASE_NAMESPACE: "gpu-serials", POD_NAME: "gpu-serials-0" },
+      }).leaderElection,
     ).toEqual({
-      enabled: true,
+      enabled: false,
       leaseName: "gpuid-leader",
       leaseNamespace: "gpu-serials",
       leaseDurationMs: 30_000,

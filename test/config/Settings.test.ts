@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest"
-import { settingPath } from "../../src/config/Setting.ts"
-import { allSettings } from "../../src/config/Settings.ts"
+import { settingPath, valueProblem } from "../../src/config/Setting.ts"
+import { MAX_TIMER_MILLIS } from "../../src/config/SettingBounds.ts"
+import { allSettings, natsStreamMaxAgeSetting } from "../../src/config/Settings.ts"
+import { durationType, millisType } from "../../src/config/SettingType.ts"
 
 describe("the settings table", () => {
   it("gives every setting a unique path, variable and flag", () => {
@@ -64,6 +66,40 @@ describe("the settings table", () => {
       "POSTGRES_PASSWORD",
     ]) {
       expect(byEnv.has(env), env).toBe(true)
+    }
+  })
+})
+
+describe("the bounds of the settings table", () => {
+  const numeric = allSettings.filter((setting) => typeof setting.default === "number")
+
+  it("give every numeric setting a range that holds its default", () => {
+    expect(numeric.length).toBeGreaterThan(20)
+    for (const setting of numeric) {
+      const path = settingPath(setting)
+      expect(setting.bounds, path).toBeDefined()
+      expect(valueProblem(setting, setting.default), path).toBeUndefined()
+    }
+  })
+
+  it("keep every delay within what a timer can hold", () => {
+    // The stream's max age is kept by the NATS server, not by a timer of this process.
+    const delays = numeric.filter(
+      (setting) =>
+        (setting.type === durationType || setting.type === millisType) && setting !== natsStreamMaxAgeSetting,
+    )
+    expect(delays.length).toBeGreaterThan(10)
+    for (const setting of delays)
+      expect(setting.bounds?.max, settingPath(setting)).toBeLessThanOrEqual(MAX_TIMER_MILLIS)
+  })
+
+  it("refuse a value just past either end, naming the range", () => {
+    for (const setting of numeric) {
+      const bounds = setting.bounds
+      if (bounds === undefined) continue
+      expect(valueProblem(setting, bounds.max), settingPath(setting)).toBeUndefined()
+      expect(valueProblem(setting, bounds.max * 2 + 1), settingPath(setting)).toMatch(/between .+ and /)
+      expect(valueProblem(setting, bounds.min / 2 - 1), settingPath(setting)).toBeDefined()
     }
   })
 })

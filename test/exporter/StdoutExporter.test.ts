@@ -228,6 +228,17 @@ describe("stdout exporter", () => {
       ])
     })
 
+    it("rejects values beyond the ranges of the configuration reference", () => {
+      assert.deepStrictEqual(
+        problemsOf({ queueSize: 2_000_000, batchSize: 10, writeTimeout: "2h", retry: { maxElapsed: "720h" } }),
+        [
+          { key: "queueSize", message: "must be between 1 and 1000000" },
+          { key: "writeTimeout", message: "must be at most 1h" },
+          { key: "retry.maxElapsed", message: "must be at most 24h" },
+        ],
+      )
+    })
+
     it("rejects a section that is not a mapping", () => {
       assert.deepStrictEqual(problemsOf("stdout"), [{ key: "", message: "must be a mapping" }])
       assert.deepStrictEqual(problemsOf({ retry: 3 }), [{ key: "retry", message: "must be a mapping" }])

@@ -3,6 +3,8 @@ import type { ConfigProblem } from "../../component/Component.ts"
 import { sectionDefaults, sectionValidator } from "../../component/ConfigSection.ts"
 import { formatGoDuration, parseGoDuration } from "../../config/GoDuration.ts"
 import type { InventoryConfig } from "../../config/ServiceConfig.ts"
+import { type Setting, valueProblem } from "../../config/Setting.ts"
+import { removalGraceSetting, reportIntervalSetting } from "../../config/Settings.ts"
 import { defaultRemovalGraceMs, defaultReportIntervalMs } from "./InventorySettings.ts"
 
 /**
@@ -42,11 +44,14 @@ const NonNegativeDuration = Schema.Union([
 
 const withDefault = (millis: number) => NonNegativeDuration.pipe(Schema.withDecodingDefaultKey(Effect.succeed(millis)))
 
+/** Within the range of its setting, with the message the config loader gives. */
+const inRangeOf = (setting: Setting<number>) => Schema.makeFilter((millis: number) => valueProblem(setting, millis))
+
 const InventorySection = Schema.Struct({
   /** 0 disables the periodic `observed` reports. */
-  reportInterval: withDefault(defaultReportIntervalMs),
+  reportInterval: withDefault(defaultReportIntervalMs).check(inRangeOf(reportIntervalSetting)),
   /** 0 removes a gone node's GPUs at the next tick. */
-  removalGrace: withDefault(defaultRemovalGraceMs),
+  removalGrace: withDefault(defaultRemovalGraceMs).check(inRangeOf(removalGraceSetting)),
 })
 
 const configOf = (section: typeof InventorySection.Type): InventoryProcessorConfig => ({

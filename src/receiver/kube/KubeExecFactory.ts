@@ -3,7 +3,7 @@ import type { ComponentFactory } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { sectionValidator } from "../../component/ConfigSection.ts"
 import type { KubeExecConfig } from "../../config/ServiceConfig.ts"
-import type { Setting } from "../../config/Setting.ts"
+import { type Setting, valueProblem } from "../../config/Setting.ts"
 import {
   burstSetting,
   containerSetting,
@@ -23,9 +23,9 @@ import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
 import { defaultTuning, type KubeExecReceiver, type KubeExecTuning, make } from "./KubeExecReceiver.ts"
 
-/** A field checked by its setting's own rule, with the message the config loader gives. */
+/** A field checked by its setting's own rule and range, with the message the config loader gives. */
 const checkedBy = <S extends Schema.Top & { readonly Type: T }, T>(schema: S, setting: Setting<T>) =>
-  schema.check(Schema.makeFilter((value: T) => setting.check?.(value)))
+  schema.check(Schema.makeFilter((value: T) => valueProblem(setting, value)))
 
 const KubeExecSection = Schema.Struct({
   namespace: checkedBy(Schema.String, namespaceSetting),

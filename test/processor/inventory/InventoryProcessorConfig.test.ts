@@ -28,4 +28,12 @@ describe("inventory processor config", () => {
     expect(outcome.failure.find((problem) => problem.key === "reportInterval")?.message).toMatch(/duration/)
     expect(outcome.failure.find((problem) => problem.key === "removalDelay")?.message).toBe("unknown key")
   })
+
+  it("refuses durations beyond the ranges of REPORT_INTERVAL and REMOVAL_GRACE", () => {
+    const outcome = validate({ reportInterval: "600h", removalGrace: "200h" })
+    expect(Result.isFailure(outcome) ? outcome.failure : []).toEqual([
+      { key: "reportInterval", message: "report interval must be 0 (disabled) or between 1s and 168h, got 600h" },
+      { key: "removalGrace", message: "removal grace must be between 0s and 168h, got 200h" },
+    ])
+  })
 })

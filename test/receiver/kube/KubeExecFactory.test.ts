@@ -41,6 +41,18 @@ describe("kube_exec factory", () => {
     assert.strictEqual(workers?.message, "workers must be > 0")
   })
 
+  it("validates a resolved config against the settings' ranges", () => {
+    const outcome = factory.validate({ ...defaultKubeExecConfig, workers: 1_000_000, timeoutMs: 2 ** 31 })
+    const problems = Result.isFailure(outcome) ? outcome.failure : []
+    assert.deepStrictEqual(
+      problems.map((problem) => [problem.key, problem.message]),
+      [
+        ["workers", "workers must be between 1 and 1024, got 1000000"],
+        ["timeoutMs", "timeout must be between 1ms and 1h, got 596h31m23.648s"],
+      ],
+    )
+  })
+
   it.effect("fails to start with a clear error when the kubeconfig does not exist", () =>
     Effect.gen(function* () {
       const { layer } = recordingMetrics()
