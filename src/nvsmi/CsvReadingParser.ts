@@ -2,8 +2,9 @@ import { Result } from "effect"
 import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
 import { classifyFailureOutput } from "./FailureOutput.ts"
 import { gpuConditionOf } from "./NotAvailable.ts"
-import { EmptyOutput, MalformedOutput, NotNvidiaSmiOutput, type NvsmiError } from "./NvsmiError.ts"
+import { EmptyOutput, MalformedOutput, NotNvidiaSmiOutput, type NvsmiError, TruncatedOutput } from "./NvsmiError.ts"
 import { outputExcerpt } from "./OutputExcerpt.ts"
+import { outputLimits } from "./OutputLimits.ts"
 import { preambleLineOf } from "./PreambleLine.ts"
 import { gpuQueryFields } from "./QueryFields.ts"
 import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
@@ -60,6 +61,15 @@ const isHeader = (cells: ReadonlyArray<string>, minimumCells: number): boolean =
   cells.every((cell) => headerCell.test(cell)) &&
   cells.some((cell) => knownColumns.has(columnNameOf(cell)))
 
+/** A first line cut before its newline that is, or begins, a header: the output stopped inside it. */
+const isCutHeader = (cells: ReadonlyArray<string>): boolean => {
+  const last = columnNameOf(cells.at(-1) ?? "")
+  return (
+    cells.every((cell) => headerCell.test(cell)) &&
+    (isHeader(cells, 1) || (last !== "" && [...knownColumns.keys()].some((name) => name.startsWith(last))))
+  )
+}
+
 const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
   isHeader(cells, 2) &&
   cells.some((cell) => {
@@ -72,7 +82,8 @@ const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
  * columns by name (units such as `[MiB]` ignored); without one, the columns follow `fields` (by default
  * the query gpu-serials sends). Output whose first line is neither is searched for a `--query-gpu` block
  * with a header naming `uuid`, so a capture that contains one (e.g. a bug report) can still be read.
- * A row with `[GPU requires reset]` or `GPU is lost` in any cell is a failure, not a GPU.
+ * A row with `[GPU requires reset]` or `GPU is lost` in any cell is a failure, not a GPU. Output that
+ * ends inside its header line is `truncated`; one beyond `outputLimits` (GPUs, value length) `malformed`.
  */
 export const parseCsvReading = (
   output: string,
@@ -101,6 +112,9 @@ export const parseCsvReading = (
       : readingOf({ format: "csv", gpus: [], preambleFailures })
   }
   const firstCells = cellsOf(lines[first] ?? "")
+  if (first === lines.length - 1 && isCutHeader(firstCells)) {
+    return failWith(new TruncatedOutput({ detail: "the CSV output ends inside its header line" }))
+  }
   if (isHeader(firstCells, 1)) {
     return readRows(lines, first + 1, firstCells.map(columnOf), preambleFailures)
   }
@@ -136,7 +150,20 @@ const readRows = (
       }
       continue
     }
+    if (gpus.length >= outputLimits.maxGpus) {
+      return failWith(new MalformedOutput({ detail: `the CSV output lists more than ${outputLimits.maxGpus} GPUs` }))
+    }
     const cells = cellsOf(line)
+    const tooLong = cells.findIndex(
+      (cell, position) => cell.length > outputLimits.maxValueLength && columns[position]?._tag !== "Ignored",
+    )
+    if (tooLong >= 0) {
+      return failWith(
+        new MalformedOutput({
+          detail: `cell ${tooLong + 1} of CSV row ${gpus.length + 1} is longer than ${outputLimits.maxValueLength} characters`,
+        }),
+      )
+    }
     const condition = cells.find((cell) => gpuConditionOf(cell) !== undefined)
     if (cells.length !== columns.length) {
       if (condition === undefined) {
