@@ -58,7 +58,7 @@ describe("XML output limits", () => {
   it("quotes at most 120 characters of a gpu id within the limit in a failure", () => {
     const id = "0".repeat(outputLimits.maxValueLength)
     const reading = readingFrom(
-      parseXmlReading(documentOf(gpuElement(uuidA) + `<gpu id="${id}"><uuid>N/A</uuid></gpu>`)),
+      parseXmlReading(documentOf(`${gpuElement(uuidA)}<gpu id="${id}"><uuid>N/A</uuid></gpu>`)),
     )
     expect(reading.failures).toHaveLength(1)
     expect(reading.failures[0]?.pciBusId?.length).toBeLessThanOrEqual(120)
