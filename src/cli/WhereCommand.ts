@@ -7,6 +7,7 @@ import { scoped as scopedConnection } from "../exporter/nats/NatsConnection.ts"
 import { CliIo } from "./CliIo.ts"
 import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
+import { terminalText } from "./TerminalText.ts"
 import { usageFailure } from "./UsageFailure.ts"
 
 export const whereUsage = `Usage: gpu-serials where SERIAL|UUID [--format table|json] [NATS FLAGS]
@@ -39,11 +40,11 @@ const columns: ReadonlyArray<readonly [string, (location: GpuLocation) => string
   ["LAST SEEN", (location) => location.lastSeen],
 ]
 
-/** Locations as an aligned text table, one GPU a row. */
+/** Locations as an aligned text table, one GPU a row, control characters escaped. */
 const locationTable = (locations: ReadonlyArray<GpuLocation>): string => {
   const rows = [
     columns.map(([title]) => title),
-    ...locations.map((location) => columns.map(([, cell]) => cell(location))),
+    ...locations.map((location) => columns.map(([, cell]) => terminalText(cell(location)))),
   ]
   const widths = columns.map((_, at) => Math.max(...rows.map((row) => (row[at] ?? "").length)))
   return rows
@@ -80,7 +81,7 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
       const kv = yield* openExistingBucket(connection, bucket)
       const locations = yield* locate(kv, bucket, wanted)
       if (locations.length === 0) {
-        yield* io.stderr(`gpu-serials where: no GPU with serial or uuid ${wanted} in bucket ${bucket}\n`)
+        yield* io.stderr(`gpu-serials where: no GPU with serial or uuid ${terminalText(wanted)} in bucket ${bucket}\n`)
         return ExitCode.failure
       }
       yield* io.stdout(
@@ -90,5 +91,9 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
       )
       return ExitCode.ok
     }),
-  ).pipe(Effect.catch((error) => io.stderr(`gpu-serials where: ${error.message}\n`).pipe(Effect.as(ExitCode.failure))))
+  ).pipe(
+    Effect.catch((error) =>
+      io.stderr(`gpu-serials where: ${terminalText(error.message)}\n`).pipe(Effect.as(ExitCode.failure)),
+    ),
+  )
 })
