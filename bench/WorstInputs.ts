@@ -1,0 +1,73 @@
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+
+/** One hostile or oversized `-q -x` document, as large as the output cap allows. */
+export interface WorstInput {
+  readonly name: string
+  readonly document: Buffer
+}
+
+const gpuFixture = fileURLToPath(
+  new URL("../../shared/fixtures/nvidia-smi/h100-80gb-hbm3-x8-driver570-v12-real-serials-gpuid.xml", import.meta.url),
+)
+
+const open = '<?xml version="1.0" ?>\n<nvidia_smi_log>\n<driver_version>570.86.15</driver_version>\n'
+const close = "</nvidia_smi_log>\n"
+
+/** Repeats `unit` as often as it fits between `head` and `tail` within `bytes`. */
+const filled = (head: string, unit: string, tail: string, bytes: number): Buffer => {
+  const count = Math.floor((bytes - head.length - tail.length) / unit.length)
+  return Buffer.from(head + unit.repeat(count) + tail, "utf8")
+}
+
+const deepNesting = (bytes: number): Buffer => {
+  const levels = Math.floor((bytes - open.length - close.length) / "<a></a>".length)
+  return Buffer.from(open + "<a>".repeat(levels) + "</a>".repeat(levels) + close, "utf8")
+}
+
+const manyAttributes = (bytes: number): Buffer => {
+  const head = `${open}<gpu`
+  const tail = `/>${close}`
+  const attributes: Array<string> = []
+  let size = head.length + tail.length
+  for (let attribute = 0; ; attribute++) {
+    const text = ` a${attribute.toString(36)}=""`
+    if (size + text.length > bytes) break
+    attributes.push(text)
+    size += text.length
+  }
+  return Buffer.from(head + attributes.join("") + tail, "utf8")
+}
+
+const uuidOf = (gpu: number): string => `GPU-${gpu.toString(16).padStart(8, "0")}-0000-4000-8000-000000000000`
+
+/** The first GPU of a real H100 capture, repeated with a distinct UUID each time: a valid, enormous node. */
+const manyRealGpus = (bytes: number): Buffer => {
+  const capture = readFileSync(gpuFixture, "utf8")
+  const start = capture.indexOf("<gpu ")
+  const end = capture.indexOf("</gpu>", start) + "</gpu>\n".length
+  const block = capture.slice(start, end)
+  const uuid = /<uuid>[^<]*<\/uuid>/
+  const count = Math.floor((bytes - open.length - close.length) / (block.length + 8))
+  const gpus = Array.from({ length: count }, (_, gpu) => block.replace(uuid, `<uuid>${uuidOf(gpu)}</uuid>`))
+  return Buffer.from(open + gpus.join("") + close, "utf8")
+}
+
+/** The worst documents of `bytes` (the output cap) this bench parses. */
+export const worstInputs = (bytes: number): ReadonlyArray<WorstInput> => {
+  const room = bytes - 200
+  return [
+    { name: "deep nesting", document: deepNesting(bytes) },
+    {
+      name: "one huge attribute",
+      document: filled(`${open}<gpu id="`, "0", `"><uuid>${uuidOf(0)}</uuid></gpu>\n${close}`, room),
+    },
+    {
+      name: "one huge text node",
+      document: filled(`${open}<gpu><uuid>${uuidOf(0)}</uuid><serial>`, "7", `</serial></gpu>\n${close}`, room),
+    },
+    { name: "many attributes", document: manyAttributes(room) },
+    { name: "many tiny unknown elements", document: filled(open, "<x/>", close, bytes) },
+    { name: "valid GPUs", document: manyRealGpus(bytes) },
+  ]
+}
