@@ -83,14 +83,27 @@ const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
  * the query gpu-serials sends). Output whose first line is neither is searched for a `--query-gpu` block
  * with a header naming `uuid`, so a capture that contains one (e.g. a bug report) can still be read.
  * A row with `[GPU requires reset]` or `GPU is lost` in any cell is a failure, not a GPU. Output that
- * ends inside its header line is `truncated`; one beyond `outputLimits` (GPUs, value length) `malformed`.
+ * ends inside its header line is `truncated`; one beyond `outputLimits` (lines, line length, GPUs, value
+ * length) `malformed`.
  */
 export const parseCsvReading = (
   output: string,
   options: CsvReadingOptions = {},
 ): Result.Result<NodeReading, NvsmiError> => {
   const fields = options.fields ?? gpuQueryFields
-  const lines = output.split("\n")
+  // The limit stops the split early: millions of empty lines would cost hundreds of megabytes.
+  const lines = output.split("\n", outputLimits.maxLines + 1)
+  if (lines.length > outputLimits.maxLines) {
+    return failWith(new MalformedOutput({ detail: `the CSV output has more than ${outputLimits.maxLines} lines` }))
+  }
+  const longLine = lines.findIndex((line) => line.length > outputLimits.maxLineLength)
+  if (longLine >= 0) {
+    return failWith(
+      new MalformedOutput({
+        detail: `line ${longLine + 1} of the CSV output is longer than ${outputLimits.maxLineLength} characters`,
+      }),
+    )
+  }
   const preambleFailures: Array<GpuFailure> = []
   let first = 0
   for (; first < lines.length; first++) {

@@ -19,4 +19,8 @@ export const outputLimits = {
   maxValueLength: 1024,
   /** GPUs (XML `gpu` elements or CSV rows) in one output. */
   maxGpus: 1024,
+  /** Lines of a CSV output, with whatever precedes its header; real ones are a few hundred at most. */
+  maxLines: 64 * 1024,
+  /** Characters of one CSV line; a row of every `--query-gpu` field is a few kilobytes. */
+  maxLineLength: 64 * 1024,
 } as const

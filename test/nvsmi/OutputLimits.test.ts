@@ -94,11 +94,34 @@ describe("CSV output limits", () => {
   })
 
   it("refuses a read cell longer than the limit with a short message, and ignores long unread cells", () => {
-    const huge = "7".repeat(1024 * 1024)
+    const huge = "7".repeat(outputLimits.maxValueLength + 1)
     const error = errorFrom(parseCsvReading(`${header}0, ${uuidA}, ${huge}\n`))
     expect(error.kind).toBe("malformed")
     expect(error.message).toContain("cell 3 of CSV row 1")
     expect(error.message.length).toBeLessThanOrEqual(200)
     expect(readingFrom(parseCsvReading(`index, uuid, clocks.sm\n0, ${uuidA}, ${huge}\n`)).gpus).toHaveLength(1)
+  })
+
+  it("refuses a line longer than the limit, whatever it holds, with a short message", () => {
+    for (const row of [
+      `0${",".repeat(outputLimits.maxLineLength)}`,
+      `0, "${"x".repeat(outputLimits.maxLineLength)}", 1`,
+    ]) {
+      const error = errorFrom(parseCsvReading(`${header}${row}\n`))
+      expect(error.kind).toBe("malformed")
+      expect(error.message).toContain(
+        `line 2 of the CSV output is longer than ${outputLimits.maxLineLength} characters`,
+      )
+    }
+  })
+
+  it("refuses more lines than the limit, empty ones included", () => {
+    const row = `0, ${uuidA}, 1\n`
+    expect(readingFrom(parseCsvReading(`${header}${row}${"\n".repeat(outputLimits.maxLines - 3)}`)).gpus).toHaveLength(
+      1,
+    )
+    const error = errorFrom(parseCsvReading(`${header}${row}${"\n".repeat(outputLimits.maxLines)}`))
+    expect(error.kind).toBe("malformed")
+    expect(error.message).toContain(`more than ${outputLimits.maxLines} lines`)
   })
 })
