@@ -25,27 +25,27 @@ const minAndMedian = (values: ReadonlyArray<number>): { readonly min: number; re
   return { min: sorted[0] ?? 0, median: sorted[Math.floor(sorted.length / 2)] ?? 0 }
 }
 
-const parseInChild = (path: string): ParseRun => {
-  const child = spawnSync(process.execPath, [childScript, path], { encoding: "utf8", timeout: 120_000 })
+const parseInChild = (path: string, format: "xml" | "csv"): ParseRun => {
+  const child = spawnSync(process.execPath, [childScript, path, format], { encoding: "utf8", timeout: 120_000 })
   if (child.status !== 0) throw new Error(`the parse of ${path} failed: ${child.stderr.slice(0, 500)}`)
   return JSON.parse(child.stdout) as ParseRun
 }
 
 /**
- * The worst documents up to the output cap, each parsed in a fresh process (so its peak RSS is its own),
+ * The worst outputs up to the output cap, each parsed in a fresh process (so its peak RSS is its own),
  * against the bounds of 2 s and 300 MB: min and median of 3 runs.
  */
 export const worstInputBench = (): ReadonlyArray<string> => {
   const directory = mkdtempSync(join(tmpdir(), "gpu-serials-worst-"))
   const lines = [
-    `worst inputs (-q -x up to the ${defaultMaxOutputBytes / 1024 / 1024} MiB cap, fresh process each, ` +
+    `worst inputs (-q -x and --query-gpu CSV up to the ${defaultMaxOutputBytes / 1024 / 1024} MiB cap, fresh process each, ` +
       `min / median of ${runs}; bounds ${timeBudgetMs / 1000} s and ${rssBudgetMb} MB)`,
   ]
   try {
     for (const input of worstInputs(defaultMaxOutputBytes)) {
-      const path = join(directory, "document.xml")
+      const path = join(directory, `output.${input.format}`)
       writeFileSync(path, input.document)
-      const results = Array.from({ length: runs }, () => parseInChild(path))
+      const results = Array.from({ length: runs }, () => parseInChild(path, input.format))
       const time = minAndMedian(results.map((result) => result.ms))
       const rss = minAndMedian(results.map((result) => result.peakRssMb))
       const before = minAndMedian(results.map((result) => result.rssBeforeMb))

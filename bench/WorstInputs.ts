@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 
-/** One hostile or oversized `-q -x` document, as large as the output cap allows. */
+/** One hostile or oversized nvidia-smi output, as large as the output cap allows. */
 export interface WorstInput {
   readonly name: string
+  readonly format: "xml" | "csv"
   readonly document: Buffer
 }
 
@@ -53,21 +54,25 @@ const manyRealGpus = (bytes: number): Buffer => {
   return Buffer.from(open + gpus.join("") + close, "utf8")
 }
 
-/** The worst documents of `bytes` (the output cap) this bench parses. */
+const csvHeader = "index, uuid, serial\n"
+
+/** The worst outputs of `bytes` (the output cap) this bench parses. */
 export const worstInputs = (bytes: number): ReadonlyArray<WorstInput> => {
   const room = bytes - 200
+  const xml = (name: string, document: Buffer): WorstInput => ({ name, format: "xml", document })
+  const csv = (name: string, document: Buffer): WorstInput => ({ name, format: "csv", document })
   return [
-    { name: "deep nesting", document: deepNesting(bytes) },
-    {
-      name: "one huge attribute",
-      document: filled(`${open}<gpu id="`, "0", `"><uuid>${uuidOf(0)}</uuid></gpu>\n${close}`, room),
-    },
-    {
-      name: "one huge text node",
-      document: filled(`${open}<gpu><uuid>${uuidOf(0)}</uuid><serial>`, "7", `</serial></gpu>\n${close}`, room),
-    },
-    { name: "many attributes", document: manyAttributes(room) },
-    { name: "many tiny unknown elements", document: filled(open, "<x/>", close, bytes) },
-    { name: "valid GPUs", document: manyRealGpus(bytes) },
+    xml("deep nesting", deepNesting(bytes)),
+    xml("one huge attribute", filled(`${open}<gpu id="`, "0", `"><uuid>${uuidOf(0)}</uuid></gpu>\n${close}`, room)),
+    xml(
+      "one huge text node",
+      filled(`${open}<gpu><uuid>${uuidOf(0)}</uuid><serial>`, "7", `</serial></gpu>\n${close}`, room),
+    ),
+    xml("many attributes", manyAttributes(room)),
+    xml("many tiny unknown elements", filled(open, "<x/>", close, bytes)),
+    xml("valid GPUs", manyRealGpus(bytes)),
+    csv("CSV: one row of commas", filled(`${csvHeader}0`, ",", "\n", bytes)),
+    csv("CSV: one quoted cell", filled(`${csvHeader}0, "`, "x", '", 1\n', bytes)),
+    csv("CSV: empty lines", filled(`${csvHeader}0, ${uuidOf(0)}, 1\n`, "\n", "", bytes)),
   ]
 }
