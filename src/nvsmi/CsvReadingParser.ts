@@ -119,6 +119,9 @@ export const parseCsvReading = (
       preambleFailures.push(preamble.failure)
     }
   }
+  if (preambleFailures.length > outputLimits.maxGpus) {
+    return failWith(tooManyDeviceHandleLines())
+  }
   if (first === lines.length) {
     return preambleFailures.length === 0
       ? failWith(new EmptyOutput())
@@ -159,6 +162,9 @@ const readRows = (
     const preamble = preambleLineOf(line)
     if (preamble !== undefined) {
       if (preamble._tag === "DeviceHandle") {
+        if (preambleFailures.length >= outputLimits.maxGpus) {
+          return failWith(tooManyDeviceHandleLines())
+        }
         preambleFailures.push(preamble.failure)
       }
       continue
@@ -250,5 +256,8 @@ const cellsOf = (line: string): Array<string> => {
   cells.push(wasQuoted ? cell : cell.trim())
   return cells
 }
+
+const tooManyDeviceHandleLines = (): NvsmiError =>
+  new MalformedOutput({ detail: `the output lists more than ${outputLimits.maxGpus} GPUs whose device handle failed` })
 
 const failWith = (error: NvsmiError): Result.Result<NodeReading, NvsmiError> => Result.fail(error)

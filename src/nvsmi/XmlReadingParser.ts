@@ -184,7 +184,7 @@ export class XmlReadingParser {
       this.pendingLine = ""
       from = lineEnd + 1
     }
-    while (from < text.length) {
+    while (from < text.length && this.failure === undefined) {
       let start = from
       while (start < text.length && isBlank(text.charCodeAt(start))) {
         start++
@@ -221,6 +221,10 @@ export class XmlReadingParser {
     if (preamble === undefined) {
       this.unexpectedPreamble ??= line
     } else if (preamble._tag === "DeviceHandle") {
+      if (this.preambleFailures.length >= outputLimits.maxGpus) {
+        this.fail(`the output lists more than ${outputLimits.maxGpus} GPUs whose device handle failed`)
+        return
+      }
       this.preambleFailures.push(preamble.failure)
     }
   }
@@ -242,6 +246,9 @@ export class XmlReadingParser {
     if (this.pendingLine !== "") {
       this.preambleLine(this.pendingLine)
       this.pendingLine = ""
+    }
+    if (this.failure !== undefined) {
+      return this.failure
     }
     if (this.retainedPreamble.trim() === "") {
       return new EmptyOutput()

@@ -82,6 +82,30 @@ describe("XML output limits", () => {
   })
 })
 
+describe("device-handle lines before the output", () => {
+  const lines = (count: number) =>
+    Array.from(
+      { length: count },
+      (_, gpu) =>
+        `Unable to determine the device handle for GPU${gpu}: 0000:${(gpu % 256).toString(16).padStart(2, "0")}:00.0: Unknown Error\n`,
+    ).join("")
+
+  it("reads up to the GPU limit of them and refuses one more, before XML and before CSV", () => {
+    const xml = documentOf(gpuElement(uuidA))
+    const csv = `index, uuid\n${outputLimits.maxGpus}, ${uuidA}\n`
+    expect(readingFrom(parseXmlReading(lines(outputLimits.maxGpus) + xml)).failures).toHaveLength(outputLimits.maxGpus)
+    expect(readingFrom(parseCsvReading(lines(outputLimits.maxGpus) + csv)).failures).toHaveLength(outputLimits.maxGpus)
+    for (const error of [
+      errorFrom(parseXmlReading(lines(outputLimits.maxGpus + 1) + xml)),
+      errorFrom(parseXmlReading(lines(outputLimits.maxGpus + 1))),
+      errorFrom(parseCsvReading(lines(outputLimits.maxGpus + 1) + csv)),
+    ]) {
+      expect(error.kind).toBe("malformed")
+      expect(error.message).toContain(`more than ${outputLimits.maxGpus} GPUs whose device handle failed`)
+    }
+  })
+})
+
 describe("CSV output limits", () => {
   const header = "index, uuid, serial\n"
 
