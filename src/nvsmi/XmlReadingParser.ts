@@ -83,8 +83,8 @@ interface GpuDraft {
  * `nvidia_smi_log`, output over the byte cap, or the failure nvidia-smi printed instead of a document.
  * Lines nvidia-smi prints before the document ("Unable to determine the device handle for GPU…") become
  * failures of the reading; the GPUs in the document are still returned. A document that crosses one of
- * `outputLimits` (nesting, elements, attributes, value length, GPUs) is `malformed` from that point on, and nothing
- * of an element the reading does not use is kept.
+ * `outputLimits` (nesting, elements, attributes, value length, GPUs) is `malformed` from that point on,
+ * and nothing of an element the reading does not use is kept.
  */
 export class XmlReadingParser {
   private readonly maxBytes: number
