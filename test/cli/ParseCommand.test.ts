@@ -97,12 +97,12 @@ describe("gpu-serials parse on bad input", () => {
 
 describe("gpu-serials parse on hostile values", () => {
   const uuid = "GPU-aaaaaaaa-1111-2222-3333-444444444444"
-  const escape = "\u001b"
-  const terminalControls = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/u
+  const esc = "\u001b"
+  const terminalControls = /[^\P{Cc}\n]|[\u2028\u2029]/u
 
   it("shows control characters of nvidia-smi values escaped in the table", () => {
-    const csv = `index, uuid, name, serial\n0, ${uuid}, ${escape}[2J${escape}]0;owned\u0007 H100\u007f, 16${escape}[31m50\n`
-    const run = gpuSerials(["parse", "-", "--format", "table", "--node", `node${escape}[1A`], { input: csv })
+    const csv = `index, uuid, name, serial\n0, ${uuid}, ${esc}[2J${esc}]0;owned\u0007 H100\u007f, 16${esc}[31m50\n`
+    const run = gpuSerials(["parse", "-", "--format", "table", "--node", `node${esc}[1A`], { input: csv })
     expect(run.status).toBe(0)
     expect(run.stdout).not.toMatch(terminalControls)
     expect(run.stdout).toContain("\\x1b[2J\\x1b]0;owned\\x07 H100\\x7f")
@@ -118,18 +118,18 @@ describe("gpu-serials parse on hostile values", () => {
     expect(table.status).toBe(0)
     expect(table.stdout).not.toMatch(terminalControls)
     expect(table.stdout).toContain("A\\x9b31m B\\u2028C\\x85D")
-    const json = gpuSerials(["parse", "-", "--node", `node${escape}[1A`], { input: xml })
+    const json = gpuSerials(["parse", "-", "--node", `node${esc}[1A`], { input: xml })
     expect(json.status).toBe(0)
     expect(json.stdout.trimEnd().split("\n")).toHaveLength(1)
-    expect(jsonLines(json.stdout)).toMatchObject([{ product, node: `node${escape}[1A` }])
+    expect(jsonLines(json.stdout)).toMatchObject([{ product, node: `node${esc}[1A` }])
   })
 
   it("escapes control characters of command arguments in its error lines", () => {
-    const run = gpuSerials(["parse", `/nonexistent/${escape}[2Jcapture.xml`, "--format", `${escape}[31m`])
+    const run = gpuSerials(["parse", `/nonexistent/${esc}[2Jcapture.xml`, "--format", `${esc}[31m`])
     expect(run.status).toBe(2)
-    expect(run.stderr).not.toContain(escape)
+    expect(run.stderr).not.toContain(esc)
     expect(run.stderr).toContain("not \\x1b[31m")
-    const missing = gpuSerials(["parse", `/nonexistent/${escape}[2Jcapture.xml`])
+    const missing = gpuSerials(["parse", `/nonexistent/${esc}[2Jcapture.xml`])
     expect(missing.status).toBe(1)
     expect(missing.stderr).toContain("cannot read /nonexistent/\\x1b[2Jcapture.xml")
   })
