@@ -3,6 +3,7 @@ import { natsBench } from "./NatsBench.ts"
 import { otlpBench } from "./OtlpBench.ts"
 import { parseBench } from "./ParseBench.ts"
 import { pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
+import { worstInputBench } from "./WorstInputBench.ts"
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}, node ${process.versions.node}`
 const only = process.argv.slice(2)
@@ -15,6 +16,7 @@ const print = (lines: ReadonlyArray<string>): void => {
 
 process.stdout.write(`gpu-serials benchmarks on ${machine}\n\n`)
 if (wanted("parse")) print(parseBench())
+if (wanted("worst")) print(worstInputBench())
 if (wanted("otlp")) print(await otlpBench())
 if (wanted("nats")) print(await natsBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario))

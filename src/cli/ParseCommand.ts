@@ -14,6 +14,7 @@ import { CliIo } from "./CliIo.ts"
 import { parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { recordTable } from "./RecordTable.ts"
+import { terminalText } from "./TerminalText.ts"
 import { usageFailure } from "./UsageFailure.ts"
 
 const maxBytesReference = settingReference(nvidiaSmiMaxOutputSetting)
@@ -63,7 +64,8 @@ export const parseCommand = Effect.fn("ParseCommand")(function* (argv: ReadonlyA
     catch: (cause) => (cause instanceof Error ? cause.message : String(cause)),
   }).pipe(Effect.result)
   if (Result.isFailure(input)) {
-    yield* io.stderr(`gpu-serials parse: cannot read ${path === "-" ? "standard input" : path}: ${input.failure}\n`)
+    const source = path === "-" ? "standard input" : path
+    yield* io.stderr(`${terminalText(`gpu-serials parse: cannot read ${source}: ${input.failure}`)}\n`)
     return ExitCode.failure
   }
 
@@ -103,12 +105,14 @@ const readCapped = async (chunks: AsyncIterable<Uint8Array>, maxBytes: number): 
 
 const describeError = (error: NvsmiError): string => {
   const excerpt =
-    "excerpt" in error && error.excerpt !== "" ? `\n  output begins: ${JSON.stringify(error.excerpt)}` : ""
-  return `gpu-serials parse: ${error.kind}: ${error.message}${excerpt}\n`
+    "excerpt" in error && error.excerpt !== ""
+      ? `\n  output begins: ${terminalText(JSON.stringify(error.excerpt))}`
+      : ""
+  return `gpu-serials parse: ${error.kind}: ${terminalText(error.message)}${excerpt}\n`
 }
 
 const describeFailure = (failure: GpuFailure): string => {
   const gpu = failure.index === undefined ? "a GPU" : `GPU ${failure.index}`
   const bus = failure.pciBusId === undefined ? "" : ` (${failure.pciBusId})`
-  return `gpu-serials parse: ${failure.kind}: ${gpu}${bus} could not be read: ${failure.reason}\n`
+  return `${terminalText(`gpu-serials parse: ${failure.kind}: ${gpu}${bus} could not be read: ${failure.reason}`)}\n`
 }

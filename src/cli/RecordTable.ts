@@ -1,4 +1,5 @@
 import type { GpuRecord } from "../domain/GpuRecord.ts"
+import { terminalText } from "./TerminalText.ts"
 
 interface Column {
   readonly title: string
@@ -21,9 +22,15 @@ const columns: ReadonlyArray<Column> = [
   { title: "CHASSIS", value: (record) => (record.chassis === "" ? absent : record.chassis) },
 ]
 
-/** Records as an aligned text table, one GPU a row; `*` marks a serial another GPU shares. */
+/**
+ * Records as an aligned text table, one GPU a row; `*` marks a serial another GPU shares. Control
+ * characters in a value are shown escaped.
+ */
 export const recordTable = (records: ReadonlyArray<GpuRecord>): string => {
-  const rows = [columns.map((column) => column.title), ...records.map((record) => columns.map((c) => c.value(record)))]
+  const rows = [
+    columns.map((column) => column.title),
+    ...records.map((record) => columns.map((column) => terminalText(column.value(record)))),
+  ]
   const widths = columns.map((_, at) => Math.max(...rows.map((row) => (row[at] ?? "").length)))
   return rows
     .map((row) =>

@@ -8,6 +8,7 @@ import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { CliIo } from "./CliIo.ts"
 import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
+import { terminalText } from "./TerminalText.ts"
 import { usageFailure } from "./UsageFailure.ts"
 
 export const whereUsage = `Usage: gpu-serials where SERIAL|UUID [--cluster NAME] [--format table|json] [NATS FLAGS]
@@ -43,11 +44,11 @@ const columns: ReadonlyArray<readonly [string, (location: GpuLocation) => string
   ["LAST SEEN", (location) => location.lastSeen],
 ]
 
-/** Locations as an aligned text table, one GPU a row. */
+/** Locations as an aligned text table, one GPU a row, control characters escaped. */
 const locationTable = (locations: ReadonlyArray<GpuLocation>): string => {
   const rows = [
     columns.map(([title]) => title),
-    ...locations.map((location) => columns.map(([, cell]) => cell(location))),
+    ...locations.map((location) => columns.map(([, cell]) => terminalText(cell(location)))),
   ]
   const widths = columns.map((_, at) => Math.max(...rows.map((row) => (row[at] ?? "").length)))
   return rows
@@ -86,8 +87,9 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
       const kv = yield* openExistingBucket(connection, bucket)
       const locations = yield* locate(kv, bucket, wanted, cluster)
       if (locations.length === 0) {
-        const where = cluster === undefined ? `bucket ${bucket}` : `cluster ${cluster} of bucket ${bucket}`
-        yield* io.stderr(`gpu-serials where: no GPU with serial or uuid ${wanted} in ${where}\n`)
+        const where =
+          cluster === undefined ? `bucket ${bucket}` : `cluster ${terminalText(cluster)} of bucket ${bucket}`
+        yield* io.stderr(`gpu-serials where: no GPU with serial or uuid ${terminalText(wanted)} in ${where}\n`)
         return ExitCode.failure
       }
       yield* io.stdout(
@@ -99,7 +101,7 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
     }),
   ).pipe(
     Effect.catch((error) =>
-      io.stderr(`gpu-serials where: ${redactUrlsIn(error.message)}\n`).pipe(Effect.as(ExitCode.failure)),
+      io.stderr(`gpu-serials where: ${terminalText(redactUrlsIn(error.message))}\n`).pipe(Effect.as(ExitCode.failure)),
     ),
   )
 })

@@ -22,12 +22,14 @@ export interface NodeReading {
 /**
  * A GPU nvidia-smi knows of but could not read; never carries raw output beyond a short excerpt.
  * `device-handle`: listed in an "Unable to determine the device handle" line; `requires-reset` and `lost`:
- * reported `[GPU requires reset]` or `GPU is lost`; `unidentified`: reported without a usable UUID.
+ * reported `[GPU requires reset]` or `GPU is lost`; `unidentified`: reported without a usable UUID;
+ * `duplicate-uuid`: reported with the UUID of a GPU earlier in the same output, which keeps it.
  */
 export interface GpuFailure {
-  readonly kind: "device-handle" | "requires-reset" | "lost" | "unidentified"
+  readonly kind: "device-handle" | "requires-reset" | "lost" | "unidentified" | "duplicate-uuid"
   /** nvidia-smi index when known. */
   readonly index?: number
+  /** At most 120 characters, like every value quoted from the output. */
   readonly pciBusId?: string
   /** Short reason, at most 120 characters. */
   readonly reason: string

@@ -2,8 +2,9 @@ import { Result } from "effect"
 import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
 import { classifyFailureOutput } from "./FailureOutput.ts"
 import { gpuConditionOf } from "./NotAvailable.ts"
-import { EmptyOutput, MalformedOutput, NotNvidiaSmiOutput, type NvsmiError } from "./NvsmiError.ts"
+import { EmptyOutput, MalformedOutput, NotNvidiaSmiOutput, type NvsmiError, TruncatedOutput } from "./NvsmiError.ts"
 import { outputExcerpt } from "./OutputExcerpt.ts"
+import { outputLimits } from "./OutputLimits.ts"
 import { preambleLineOf } from "./PreambleLine.ts"
 import { gpuQueryFields } from "./QueryFields.ts"
 import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
@@ -60,6 +61,15 @@ const isHeader = (cells: ReadonlyArray<string>, minimumCells: number): boolean =
   cells.every((cell) => headerCell.test(cell)) &&
   cells.some((cell) => knownColumns.has(columnNameOf(cell)))
 
+/** A first line cut before its newline that is, or begins, a header: the output stopped inside it. */
+const isCutHeader = (cells: ReadonlyArray<string>): boolean => {
+  const last = columnNameOf(cells.at(-1) ?? "")
+  return (
+    cells.every((cell) => headerCell.test(cell)) &&
+    (isHeader(cells, 1) || (last !== "" && [...knownColumns.keys()].some((name) => name.startsWith(last))))
+  )
+}
+
 const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
   isHeader(cells, 2) &&
   cells.some((cell) => {
@@ -72,14 +82,28 @@ const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
  * columns by name (units such as `[MiB]` ignored); without one, the columns follow `fields` (by default
  * the query gpu-serials sends). Output whose first line is neither is searched for a `--query-gpu` block
  * with a header naming `uuid`, so a capture that contains one (e.g. a bug report) can still be read.
- * A row with `[GPU requires reset]` or `GPU is lost` in any cell is a failure, not a GPU.
+ * A row with `[GPU requires reset]` or `GPU is lost` in any cell is a failure, not a GPU. Output that
+ * ends inside its header line is `truncated`; one beyond `outputLimits` (lines, line length, GPUs, value
+ * length) `malformed`.
  */
 export const parseCsvReading = (
   output: string,
   options: CsvReadingOptions = {},
 ): Result.Result<NodeReading, NvsmiError> => {
   const fields = options.fields ?? gpuQueryFields
-  const lines = output.split("\n")
+  // The limit stops the split early: millions of empty lines would cost hundreds of megabytes.
+  const lines = output.split("\n", outputLimits.maxLines + 1)
+  if (lines.length > outputLimits.maxLines) {
+    return failWith(new MalformedOutput({ detail: `the CSV output has more than ${outputLimits.maxLines} lines` }))
+  }
+  const longLine = lines.findIndex((line) => line.length > outputLimits.maxLineLength)
+  if (longLine >= 0) {
+    return failWith(
+      new MalformedOutput({
+        detail: `line ${longLine + 1} of the CSV output is longer than ${outputLimits.maxLineLength} characters`,
+      }),
+    )
+  }
   const preambleFailures: Array<GpuFailure> = []
   let first = 0
   for (; first < lines.length; first++) {
@@ -95,12 +119,18 @@ export const parseCsvReading = (
       preambleFailures.push(preamble.failure)
     }
   }
+  if (preambleFailures.length > outputLimits.maxGpus) {
+    return failWith(tooManyDeviceHandleLines())
+  }
   if (first === lines.length) {
     return preambleFailures.length === 0
       ? failWith(new EmptyOutput())
       : readingOf({ format: "csv", gpus: [], preambleFailures })
   }
   const firstCells = cellsOf(lines[first] ?? "")
+  if (first === lines.length - 1 && isCutHeader(firstCells)) {
+    return failWith(new TruncatedOutput({ detail: "the CSV output ends inside its header line" }))
+  }
   if (isHeader(firstCells, 1)) {
     return readRows(lines, first + 1, firstCells.map(columnOf), preambleFailures)
   }
@@ -132,11 +162,27 @@ const readRows = (
     const preamble = preambleLineOf(line)
     if (preamble !== undefined) {
       if (preamble._tag === "DeviceHandle") {
+        if (preambleFailures.length >= outputLimits.maxGpus) {
+          return failWith(tooManyDeviceHandleLines())
+        }
         preambleFailures.push(preamble.failure)
       }
       continue
     }
+    if (gpus.length >= outputLimits.maxGpus) {
+      return failWith(new MalformedOutput({ detail: `the CSV output lists more than ${outputLimits.maxGpus} GPUs` }))
+    }
     const cells = cellsOf(line)
+    const tooLong = cells.findIndex(
+      (cell, position) => cell.length > outputLimits.maxValueLength && columns[position]?._tag !== "Ignored",
+    )
+    if (tooLong >= 0) {
+      return failWith(
+        new MalformedOutput({
+          detail: `cell ${tooLong + 1} of CSV row ${gpus.length + 1} is longer than ${outputLimits.maxValueLength} characters`,
+        }),
+      )
+    }
     const condition = cells.find((cell) => gpuConditionOf(cell) !== undefined)
     if (cells.length !== columns.length) {
       if (condition === undefined) {
@@ -210,5 +256,8 @@ const cellsOf = (line: string): Array<string> => {
   cells.push(wasQuoted ? cell : cell.trim())
   return cells
 }
+
+const tooManyDeviceHandleLines = (): NvsmiError =>
+  new MalformedOutput({ detail: `the output lists more than ${outputLimits.maxGpus} GPUs whose device handle failed` })
 
 const failWith = (error: NvsmiError): Result.Result<NodeReading, NvsmiError> => Result.fail(error)

@@ -42,7 +42,9 @@ export const classifyFailureOutput = (output: string, exitCode?: number): NvsmiE
   }
   if (nvmlVersionMismatch.test(flat)) {
     const libraryVersion = nvmlLibraryVersion.exec(flat)?.[1]
-    return libraryVersion === undefined ? new NvmlVersionMismatch({}) : new NvmlVersionMismatch({ libraryVersion })
+    return libraryVersion === undefined
+      ? new NvmlVersionMismatch({})
+      : new NvmlVersionMismatch({ libraryVersion: outputExcerpt(libraryVersion) })
   }
   const nvmlInit = nvmlInitFailed.exec(head)
   if (nvmlInit !== null) {

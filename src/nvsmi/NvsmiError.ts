@@ -39,7 +39,7 @@ export const nvsmiErrorKinds: ReadonlyArray<NvsmiErrorKind> = [
 ]
 
 const GpuFailureSchema = Schema.Struct({
-  kind: Schema.Literals(["device-handle", "requires-reset", "lost", "unidentified"]),
+  kind: Schema.Literals(["device-handle", "requires-reset", "lost", "unidentified", "duplicate-uuid"]),
   index: Schema.optionalKey(Schema.Number),
   pciBusId: Schema.optionalKey(Schema.String),
   reason: Schema.String,

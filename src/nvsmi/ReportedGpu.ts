@@ -1,6 +1,7 @@
 import type { Gpu, GpuPlatform } from "../domain/Gpu.ts"
 import type { GpuFailure } from "../domain/NodeReading.ts"
 import { availableValue, gpuConditionOf } from "./NotAvailable.ts"
+import { outputExcerpt } from "./OutputExcerpt.ts"
 
 export type ReportedGpuField =
   | "index"
@@ -50,7 +51,7 @@ export const identifyGpu = (
   const failure = (kind: GpuFailure["kind"], reason: string) => {
     const failed: Mutable<GpuFailure> = { kind, index, reason }
     if (pciBusId !== undefined) {
-      failed.pciBusId = pciBusId
+      failed.pciBusId = outputExcerpt(pciBusId)
     }
     return { _tag: "Failure", failure: failed } as const
   }

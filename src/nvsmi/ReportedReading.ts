@@ -3,6 +3,7 @@ import type { Gpu } from "../domain/Gpu.ts"
 import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
 import { availableValue } from "./NotAvailable.ts"
 import { DeviceHandleFailure, GpuRequiresReset, NoDevicesFound, type NvsmiError } from "./NvsmiError.ts"
+import { outputExcerpt } from "./OutputExcerpt.ts"
 import { identifyGpu, type ReportedGpu, reportedIndexOf, wholeNumberOf } from "./ReportedGpu.ts"
 
 /** Everything one nvidia-smi output reported, as printed, whichever format it came in. */
@@ -23,7 +24,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 /**
  * The node reading, or the error that stands for it when not one GPU could be read. GPUs without an
  * explicit index are numbered in document order, skipping the indexes of GPUs whose device handle failed
- * (nvidia-smi leaves those out of the document but keeps counting them).
+ * (nvidia-smi leaves those out of the document but keeps counting them). A GPU that repeats the UUID of
+ * an earlier one is a `duplicate-uuid` failure, so one reading never gives two records one identity.
  */
 export const readingOf = (reported: ReportedReading): Result.Result<NodeReading, NvsmiError> => {
   const skipped = new Set<number>()
@@ -33,6 +35,7 @@ export const readingOf = (reported: ReportedReading): Result.Result<NodeReading,
     }
   }
   const gpus: Array<Gpu> = []
+  const indexByUuid = new Map<string, number>()
   const failures: Array<GpuFailure> = [...reported.preambleFailures]
   let next = 0
   for (const gpu of reported.gpus) {
@@ -45,10 +48,17 @@ export const readingOf = (reported: ReportedReading): Result.Result<NodeReading,
       next++
     }
     const identified = identifyGpu(gpu, index)
-    if (identified._tag === "Gpu") {
+    if (identified._tag === "Failure") {
+      failures.push(identified.failure)
+      continue
+    }
+    const uuid = identified.gpu.uuid.toLowerCase()
+    const first = indexByUuid.get(uuid)
+    if (first === undefined) {
+      indexByUuid.set(uuid, index)
       gpus.push(identified.gpu)
     } else {
-      failures.push(identified.failure)
+      failures.push(duplicateOf(identified.gpu, first))
     }
   }
   if (gpus.length === 0) {
@@ -76,4 +86,16 @@ export const readingOf = (reported: ReportedReading): Result.Result<NodeReading,
     reading.attachedGpus = attachedGpus
   }
   return Result.succeed(reading)
+}
+
+const duplicateOf = (gpu: Gpu, firstIndex: number): GpuFailure => {
+  const failure: Mutable<GpuFailure> = {
+    kind: "duplicate-uuid",
+    index: gpu.index,
+    reason: outputExcerpt(`UUID ${gpu.uuid} is also reported by GPU ${firstIndex}`),
+  }
+  if (gpu.pciBusId !== undefined) {
+    failure.pciBusId = outputExcerpt(gpu.pciBusId)
+  }
+  return failure
 }

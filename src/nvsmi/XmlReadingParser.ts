@@ -13,6 +13,7 @@ import {
   TruncatedOutput,
 } from "./NvsmiError.ts"
 import { outputExcerpt } from "./OutputExcerpt.ts"
+import { outputLimits } from "./OutputLimits.ts"
 import { preambleLineOf } from "./PreambleLine.ts"
 import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
 import { type ReportedReading, readingOf } from "./ReportedReading.ts"
@@ -62,8 +63,10 @@ const gpuSections: ReadonlyMap<string, ReadonlyMap<string, ReportedGpuField>> = 
 ])
 
 const retainedPreambleLength = 64 * 1024
-// Decoding in slices keeps each string below V8's large-object threshold, which is several times faster.
+// Decoding in slices keeps each string below V8's large-object threshold, which is several times faster;
+// feeding the XML reader in slices lets it stop within one slice of a broken limit.
 const decodeSliceBytes = 32 * 1024
+const textSliceLength = 32 * 1024
 const lessThan = 0x3c
 
 type Capture = "none" | "root" | "gpu" | "legacy-module-id"
@@ -79,7 +82,9 @@ interface GpuDraft {
  * `end()` gives the node reading or a typed error: truncated or malformed XML, a root other than
  * `nvidia_smi_log`, output over the byte cap, or the failure nvidia-smi printed instead of a document.
  * Lines nvidia-smi prints before the document ("Unable to determine the device handle for GPU…") become
- * failures of the reading; the GPUs in the document are still returned.
+ * failures of the reading; the GPUs in the document are still returned. A document that crosses one of
+ * `outputLimits` (nesting, elements, attributes, value length, GPUs) is `malformed` from that point on,
+ * and nothing of an element the reading does not use is kept.
  */
 export class XmlReadingParser {
   private readonly maxBytes: number
@@ -98,6 +103,8 @@ export class XmlReadingParser {
   private readonly preambleFailures: Array<GpuFailure> = []
 
   private depth = 0
+  private elements = 0
+  private attributes = 0
   private readonly root: { -readonly [Field in RootField]?: string } = {}
   private readonly gpus: Array<ReportedGpu> = []
   private gpu: GpuDraft | undefined
@@ -109,6 +116,8 @@ export class XmlReadingParser {
 
   constructor(options: XmlReadingParserOptions = {}) {
     this.maxBytes = options.maxBytes ?? defaultMaxOutputBytes
+    this.sax.on("opentagstart", this.startElement)
+    this.sax.on("attribute", this.countAttribute)
     this.sax.on("opentag", this.openElement)
     this.sax.on("closetag", this.closeElement)
     this.sax.on("error", this.rejectDocument)
@@ -125,7 +134,10 @@ export class XmlReadingParser {
       return
     }
     if (typeof chunk === "string") {
-      this.consume(chunk)
+      // A character split between two slices is joined again by the XML reader and the line buffer.
+      for (let from = 0; from < chunk.length && this.failure === undefined; from += textSliceLength) {
+        this.consume(chunk.slice(from, from + textSliceLength))
+      }
       return
     }
     for (let offset = 0; offset < chunk.byteLength && this.failure === undefined; offset += decodeSliceBytes) {
@@ -172,7 +184,7 @@ export class XmlReadingParser {
       this.pendingLine = ""
       from = lineEnd + 1
     }
-    while (from < text.length) {
+    while (from < text.length && this.failure === undefined) {
       let start = from
       while (start < text.length && isBlank(text.charCodeAt(start))) {
         start++
@@ -209,6 +221,10 @@ export class XmlReadingParser {
     if (preamble === undefined) {
       this.unexpectedPreamble ??= line
     } else if (preamble._tag === "DeviceHandle") {
+      if (this.preambleFailures.length >= outputLimits.maxGpus) {
+        this.fail(`the output lists more than ${outputLimits.maxGpus} GPUs whose device handle failed`)
+        return
+      }
       this.preambleFailures.push(preamble.failure)
     }
   }
@@ -231,6 +247,9 @@ export class XmlReadingParser {
       this.preambleLine(this.pendingLine)
       this.pendingLine = ""
     }
+    if (this.failure !== undefined) {
+      return this.failure
+    }
     if (this.retainedPreamble.trim() === "") {
       return new EmptyOutput()
     }
@@ -240,11 +259,28 @@ export class XmlReadingParser {
     )
   }
 
+  private readonly startElement = (): void => {
+    this.attributes = 0
+    if (this.failure === undefined && ++this.elements > outputLimits.maxElements) {
+      this.fail(`the document has more than ${outputLimits.maxElements} elements`)
+    }
+  }
+
+  private readonly countAttribute = (): void => {
+    if (this.failure === undefined && ++this.attributes > outputLimits.maxAttributes) {
+      this.fail(`an element has more than ${outputLimits.maxAttributes} attributes`)
+    }
+  }
+
   private readonly openElement = (tag: SaxesTagPlain): void => {
     if (this.failure !== undefined) {
       return
     }
     const depth = this.depth++
+    if (this.depth > outputLimits.maxDepth) {
+      this.fail(`elements nest deeper than ${outputLimits.maxDepth} levels`)
+      return
+    }
     const name = tag.name
     if (depth === 0) {
       if (name !== rootElementName) {
@@ -254,7 +290,7 @@ export class XmlReadingParser {
     }
     if (depth === 1) {
       if (name === "gpu") {
-        this.gpu = { reported: {}, busIdAttribute: tag.attributes.id, legacyModuleId: undefined }
+        this.openGpu(tag.attributes.id)
         return
       }
       const field = rootFields.get(name)
@@ -303,8 +339,29 @@ export class XmlReadingParser {
     }
   }
 
+  private openGpu(busIdAttribute: string | undefined): void {
+    if (this.gpus.length >= outputLimits.maxGpus) {
+      this.fail(`the document lists more than ${outputLimits.maxGpus} GPUs`)
+    } else if (busIdAttribute !== undefined && busIdAttribute.length > outputLimits.maxValueLength) {
+      this.fail(`the id of a <gpu> is longer than ${outputLimits.maxValueLength} characters`)
+    } else {
+      this.gpu = { reported: {}, busIdAttribute, legacyModuleId: undefined }
+    }
+  }
+
   private readonly collectText = (text: string): void => {
+    if (this.failure !== undefined) {
+      return
+    }
     this.captured += text
+    if (this.captured.length > outputLimits.maxValueLength) {
+      this.fail(`the value of ${this.captureKey} is longer than ${outputLimits.maxValueLength} characters`)
+    }
+  }
+
+  private fail(detail: string): void {
+    this.failure = new MalformedOutput({ detail })
+    this.release()
   }
 
   private readonly rejectDocument = (error: Error): void => {

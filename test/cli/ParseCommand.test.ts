@@ -119,3 +119,69 @@ describe("gpu-serials parse on bad input", () => {
     expect(run.stderr).toContain("unknown option --colour")
   })
 })
+
+describe("gpu-serials parse on hostile values", () => {
+  const uuid = "GPU-aaaaaaaa-1111-2222-3333-444444444444"
+  const esc = "\u001b"
+  const terminalControls = /[^\P{Cc}\n]|[\u2028\u2029]/u
+
+  it("shows control characters of nvidia-smi values escaped in the table", () => {
+    const csv = `index, uuid, name, serial\n0, ${uuid}, ${esc}[2J${esc}]0;owned\u0007 H100\u007f, 16${esc}[31m50\n`
+    const run = gpuSerials(["parse", "-", "--format", "table", "--node", `node${esc}[1A`], { input: csv })
+    expect(run.status).toBe(0)
+    expect(run.stdout).not.toMatch(terminalControls)
+    expect(run.stdout).toContain("\\x1b[2J\\x1b]0;owned\\x07 H100\\x7f")
+    expect(run.stdout).toContain("16\\x1b[31m50")
+    const [header, row] = run.stdout.trimEnd().split("\n")
+    expect(row?.indexOf("\\x1b[2J")).toBe(header?.indexOf("PRODUCT"))
+  })
+
+  it("shows C1 controls and line separators of an XML capture escaped, and keeps JSON output valid JSON", () => {
+    const product = "A\u009b31m B\u2028C\u0085D"
+    const xml = `<nvidia_smi_log><gpu id="00000000:01:00.0"><product_name>${product}</product_name><uuid>${uuid}</uuid></gpu></nvidia_smi_log>\n`
+    const table = gpuSerials(["parse", "-", "--format", "table"], { input: xml })
+    expect(table.status).toBe(0)
+    expect(table.stdout).not.toMatch(terminalControls)
+    expect(table.stdout).toContain("A\\x9b31m B\\u2028C\\x85D")
+    const json = gpuSerials(["parse", "-", "--node", `node${esc}[1A`], { input: xml })
+    expect(json.status).toBe(0)
+    expect(json.stdout.trimEnd().split("\n")).toHaveLength(1)
+    expect(jsonLines(json.stdout)).toMatchObject([{ product, node: `node${esc}[1A` }])
+  })
+
+  it("escapes control characters of command arguments in its error lines", () => {
+    const run = gpuSerials(["parse", `/nonexistent/${esc}[2Jcapture.xml`, "--format", `${esc}[31m`])
+    expect(run.status).toBe(2)
+    expect(run.stderr).not.toContain(esc)
+    expect(run.stderr).toContain("not \\x1b[31m")
+    const missing = gpuSerials(["parse", `/nonexistent/${esc}[2Jcapture.xml`])
+    expect(missing.status).toBe(1)
+    expect(missing.stderr).toContain("cannot read /nonexistent/\\x1b[2Jcapture.xml")
+  })
+
+  it("writes a few short lines, not megabytes, about a GPU with a multi-megabyte id", () => {
+    const huge = `<nvidia_smi_log><gpu id="${"0".repeat(7 * 1024 * 1024)}"><uuid>${uuid}</uuid></gpu></nvidia_smi_log>\n`
+    const refused = gpuSerials(["parse", "-"], { input: huge })
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toContain("malformed")
+    expect(refused.stderr.length).toBeLessThanOrEqual(300)
+    const longId = `<nvidia_smi_log><gpu id="${"0".repeat(1000)}"><uuid>N/A</uuid></gpu><gpu><uuid>${uuid}</uuid></gpu></nvidia_smi_log>\n`
+    const partial = gpuSerials(["parse", "-"], { input: longId })
+    expect(partial.status).toBe(1)
+    expect(partial.stderr).toContain("unidentified")
+    expect(partial.stderr.split("\n").every((line) => line.length <= 300)).toBe(true)
+  })
+
+  it("prints one record for two GPUs with one UUID, names the UUID on stderr and exits 1", () => {
+    const gpu = (bus: string) => `<gpu id="${bus}"><uuid>${uuid}</uuid></gpu>`
+    const xml = `<nvidia_smi_log>${gpu("00000000:01:00.0")}${gpu("00000000:02:00.0")}</nvidia_smi_log>\n`
+    const run = gpuSerials(["parse", "-"], { input: xml })
+    expect(run.status).toBe(1)
+    const records = jsonLines(run.stdout)
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({ uuid, pciBusId: "00000000:01:00.0" })
+    expect(run.stderr).toBe(
+      `gpu-serials parse: duplicate-uuid: GPU 1 (00000000:02:00.0) could not be read: UUID ${uuid} is also reported by GPU 0\n`,
+    )
+  })
+})

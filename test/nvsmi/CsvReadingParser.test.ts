@@ -105,6 +105,39 @@ describe("parseCsvReading with a header", () => {
     expect(errorFrom(parseCsvReading("name, uuid\n")).kind).toBe("no-devices")
     expect(errorFrom(parseCsvReading("\n\n")).kind).toBe("empty")
   })
+
+  it("fails with truncated when the output ends inside its header line", () => {
+    for (const cut of [
+      "index, uuid, ser",
+      "index, uuid",
+      "index, u",
+      "ind",
+      "Unable to determine the device handle for GPU1: 0000:34:00.0: Unknown Error\nindex, uu",
+    ]) {
+      const error = errorFrom(parseCsvReading(cut))
+      expect([cut, error.kind]).toStrictEqual([cut, "truncated"])
+      expect(error.message).toContain("ends inside its header line")
+    }
+    expect(errorFrom(parseCsvReading("index, uuid\n")).kind).toBe("no-devices")
+  })
+
+  it("keeps the first of two GPUs with one UUID and reports the second as a duplicate-uuid failure", () => {
+    const uuid = "GPU-aaaaaaaa-1111-2222-3333-444444444444"
+    const parsed = readingFrom(
+      parseCsvReading(
+        `index, uuid, pci.bus_id\n0, ${uuid}, 00000000:01:00.0\n1, ${uuid.toUpperCase()}, 00000000:02:00.0\n`,
+      ),
+    )
+    expect(parsed.gpus.map((gpu) => [gpu.index, gpu.pciBusId])).toStrictEqual([[0, "00000000:01:00.0"]])
+    expect(parsed.failures).toStrictEqual([
+      {
+        kind: "duplicate-uuid",
+        index: 1,
+        pciBusId: "00000000:02:00.0",
+        reason: `UUID ${uuid.toUpperCase()} is also reported by GPU 0`,
+      },
+    ])
+  })
 })
 
 describeWithFixtures("--query-gpu CSV fixtures", () => {

@@ -95,6 +95,27 @@ describe("XmlReadingParser", () => {
     ])
   })
 
+  it("keeps the first of two GPUs with one UUID and reports the other as a duplicate-uuid failure", () => {
+    const text = documentOf(
+      gpuElement(uuidA, "", "00000000:01:00.0") +
+        gpuElement(uuidB, "", "00000000:02:00.0") +
+        gpuElement(uuidA, "", "00000000:03:00.0"),
+    )
+    const parsed = readingFrom(parseXmlReading(text))
+    expect(parsed.gpus.map((gpu) => [gpu.index, gpu.uuid])).toStrictEqual([
+      [0, uuidA],
+      [1, uuidB],
+    ])
+    expect(parsed.failures).toStrictEqual([
+      {
+        kind: "duplicate-uuid",
+        index: 2,
+        pciBusId: "00000000:03:00.0",
+        reason: `UUID ${uuidA} is also reported by GPU 0`,
+      },
+    ])
+  })
+
   it("reports GPUs that require a reset or are lost as failures, and fails when none is readable", () => {
     const mixed = documentOf(
       gpuElement(uuidA) +
