@@ -159,7 +159,7 @@ describe("gpu-serials service: failures an operator can see", () => {
   it("forbidden exec fails readings with RBAC named; once allowed, /readyz passes and the gauge drops to 0", async () => {
     cluster = await startSimulatedCluster({ nodes: 2, modelMix: { t4: 1 }, seed: "e2e-rbac", execLatency: 5 })
     cluster.access.deny({ resource: "pods", subresource: "exec" })
-    service = await startService(serviceConfig(cluster, ["--resync", "300ms"]))
+    service = await startService(serviceConfig(cluster, ["--resync", "1s"]))
     const running = service
     const sim = cluster
     await eventually(running, "the ERROR line", () => running.logs.some((line) => line.level === "error"))

@@ -1,6 +1,7 @@
 import { Writable } from "node:stream"
 import { Clock, Deferred, Duration, Effect, Exit } from "effect"
 import { OutputTooLarge } from "../../nvsmi/NvsmiError.ts"
+import { outputExcerpt } from "../../nvsmi/OutputExcerpt.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { type ExecEnd, execEndOf } from "./ExecStatus.ts"
 import { KubeApi } from "./KubeApi.ts"
@@ -77,7 +78,10 @@ export const runInPod = Effect.fnUntraced(function* (
       // A frame after the status frame (which ends both streams) is a broken session, not a crash.
       const broken = (error: Error) => {
         if (Deferred.isDoneUnsafe(ended)) return
-        Deferred.doneUnsafe(ended, Exit.fail(readFailure("exec-lost", `the exec stream broke: ${error.message}`)))
+        Deferred.doneUnsafe(
+          ended,
+          Exit.fail(readFailure("exec-lost", `the exec stream broke: ${outputExcerpt(error.message)}`)),
+        )
       }
       stdout.on("error", broken)
       stderr.on("error", broken)
@@ -110,7 +114,7 @@ export const runInPod = Effect.fnUntraced(function* (
 
       const end = yield* Deferred.await(ended)
       if (end._tag === "NotStarted") {
-        return yield* readFailure("exec-not-started", `the command could not be started: ${end.message}`)
+        return yield* readFailure("exec-not-started", `the command could not be started: ${outputExcerpt(end.message)}`)
       }
       return {
         exitCode: end.exitCode,
