@@ -5,6 +5,7 @@ import { PeriodicExportingMetricReader, type PushMetricExporter } from "@opentel
 import { type Duration, Effect, Option, type Scope } from "effect"
 import { ServiceMeter } from "../../telemetry/ServiceMeter.ts"
 import * as GpuFleetMetrics from "./GpuFleetMetrics.ts"
+import { watchPushes } from "./WatchedMetricExporter.ts"
 
 type MetricExporterOptions = NonNullable<ConstructorParameters<typeof ProtobufMetricExporter>[0]>
 
@@ -44,7 +45,7 @@ export const start = Effect.fnUntraced(function* (
 ): Effect.fn.Return<GpuFleetMetrics.GpuFleetMetrics, never, Scope.Scope> {
   const serviceMeter = yield* Effect.serviceOption(ServiceMeter)
   const readerOptions = {
-    exporter: metricExporter(options),
+    exporter: yield* watchPushes(metricExporter(options)),
     exportIntervalMillis: options.intervalMs,
     // The SDK refuses an export deadline longer than the interval.
     exportTimeoutMillis: Math.min(options.timeoutMs, options.intervalMs),

@@ -282,6 +282,37 @@ describe("otlp exporter", () => {
     }).pipe(Effect.scoped, Effect.provide(Layer.fresh(ServiceMeter.layer({ serviceVersion: "1.2.3" })))),
   )
 
+  it.live("says once in the log when metrics pushes start failing, and once when they work again", () => {
+    const log = capturedLog()
+    const messages = () => log.events().map((event) => `${event.level} ${event.msg}`)
+    return Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
+      const meter = yield* ServiceMeter
+      meter.meterProvider.getMeter("test").createCounter("gpu_serials_test_marker_total").add(1)
+      receiver.outage({ status: 503 })
+      // A short request deadline, so the SDK's own retries of a 503 give up within the test.
+      yield* OtlpExporter.factory.create(configFor(receiver, { metricsIntervalMs: 100, timeoutMs: 300 }), settings)
+      yield* eventually(Effect.sync(messages), (lines) =>
+        lines.includes("warn OTLP metrics push failed; retried at the next interval"),
+      )
+      yield* eventually(
+        Effect.sync(() => receiver.answered.filter((answer) => answer === 503).length),
+        (refused) => refused >= 10,
+      )
+      receiver.outage(undefined)
+      yield* eventually(Effect.sync(messages), (lines) => lines.includes("info OTLP metrics push works again"))
+      const failed = log
+        .events()
+        .filter((event) => event.msg === "OTLP metrics push failed; retried at the next interval")
+      assert.strictEqual(failed.length, 1)
+      assert.strictEqual(failed[0]?.level, "warn")
+      assert.include(String(failed[0]?.reason), "Export failed")
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.mergeAll(Layer.fresh(ServiceMeter.layer({ serviceVersion: "1.2.3" })), log.layer)),
+    )
+  })
+
   it.live("sends endpoint userinfo as Basic authorization, to the endpoint's path and with its query", () =>
     Effect.gen(function* () {
       const receiver = yield* startOtlpReceiver
