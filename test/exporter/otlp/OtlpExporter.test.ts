@@ -316,7 +316,7 @@ describe("otlp exporter", () => {
   it.live("sends endpoint userinfo as Basic authorization, to the endpoint's path and with its query", () =>
     Effect.gen(function* () {
       const receiver = yield* startOtlpReceiver
-      const endpoint = receiver.url.replace("http://", "http://otlp%20user:p%40ss:w@") + "/prefix/?token=t1"
+      const endpoint = `${receiver.url.replace("http://", "http://otlp%20user:p%40ss:w@")}/prefix/?token=t1`
       const exporter = yield* OtlpExporter.factory.create(
         configFor(receiver, { endpoint, metricsIntervalMs: 100 }),
         settings,
