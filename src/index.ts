@@ -6,12 +6,8 @@ export { ComponentStartError } from "./component/ComponentStartError.ts"
 export type { Gpu, GpuPlatform } from "./domain/Gpu.ts"
 export { type GpuRecord, recordSchema } from "./domain/GpuRecord.ts"
 export { gpuRecord, type ReadingContext, readingRecords } from "./domain/GpuRecordBuilder.ts"
-export {
-  type EventOrigin,
-  type InventoryEvent,
-  type InventoryEventKind,
-  inventoryEventKinds,
-} from "./domain/InventoryEvent.ts"
+export type { EventOrigin, InventoryEvent } from "./domain/InventoryEvent.ts"
+export { type InventoryEventKind, inventoryEventKinds } from "./domain/InventoryEventKind.ts"
 export type { NodeObservation } from "./domain/NodeObservation.ts"
 export type { GpuFailure, NodeReading } from "./domain/NodeReading.ts"
 export { type MachineIdentity, machineIdentity } from "./domain/ProviderId.ts"

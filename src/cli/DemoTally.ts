@@ -1,5 +1,6 @@
 import { formatGoDuration } from "../config/GoDuration.ts"
-import type { InventoryEvent, InventoryEventKind } from "../domain/InventoryEvent.ts"
+import type { InventoryEvent } from "../domain/InventoryEvent.ts"
+import type { InventoryEventKind } from "../domain/InventoryEventKind.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
 
 const shownKinds: ReadonlyArray<InventoryEventKind> = ["added", "moved", "removed", "observed"]

@@ -1,6 +1,6 @@
 import type { Msg, Subscription } from "@nats-io/transport-node"
 import { Effect, Result, Stream } from "effect"
-import { inventoryEventKinds } from "../domain/InventoryEvent.ts"
+import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import { natsCommandConfig, natsSettingFlags } from "../exporter/nats/NatsCommandConfig.ts"
 import { NatsConnectError } from "../exporter/nats/NatsConnectError.ts"
 import { connectTimeout, scoped as scopedConnection, serverList } from "../exporter/nats/NatsConnection.ts"

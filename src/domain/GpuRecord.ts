@@ -1,4 +1,4 @@
-import type { InventoryEventKind } from "./InventoryEvent.ts"
+import type { InventoryEventKind } from "./InventoryEventKind.ts"
 
 export const recordSchema = "gpu-serials/v1"
 

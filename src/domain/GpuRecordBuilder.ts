@@ -1,6 +1,6 @@
 import type { Gpu } from "./Gpu.ts"
 import { type GpuRecord, recordSchema } from "./GpuRecord.ts"
-import type { InventoryEventKind } from "./InventoryEvent.ts"
+import type { InventoryEventKind } from "./InventoryEventKind.ts"
 import type { NodeReading } from "./NodeReading.ts"
 import { machineIdentity } from "./ProviderId.ts"
 import { recordId } from "./RecordId.ts"

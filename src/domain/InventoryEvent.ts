@@ -1,10 +1,5 @@
 import type { GpuRecord } from "./GpuRecord.ts"
 
-export const inventoryEventKinds = ["observed", "added", "removed", "moved"] as const
-
-/** What the inventory says about one GPU: seen again, new on a node, gone, or moved. */
-export type InventoryEventKind = (typeof inventoryEventKinds)[number]
-
 /**
  * The unit every exporter receives: the `gpu-serials/v1` record plus where the reading came
  * from. The origin is not part of the record; exporters that model resources (OTLP) use it.

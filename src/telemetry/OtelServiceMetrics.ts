@@ -1,6 +1,6 @@
 import { type Attributes, type BatchObservableCallback, type Observable, ValueType } from "@opentelemetry/api"
 import { Effect, Layer } from "effect"
-import { inventoryEventKinds } from "../domain/InventoryEvent.ts"
+import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import type { ExporterStats } from "../exporter/Exporter.ts"
 import { BoundedLabel } from "./BoundedLabel.ts"
 import { ServiceMeter, type ServiceMeterOptions, serviceName } from "./ServiceMeter.ts"

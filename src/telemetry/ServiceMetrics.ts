@@ -1,5 +1,5 @@
 import { Context, type Effect } from "effect"
-import type { InventoryEventKind } from "../domain/InventoryEvent.ts"
+import type { InventoryEventKind } from "../domain/InventoryEventKind.ts"
 import type { ExporterStats } from "../exporter/Exporter.ts"
 
 /** Outcome of reading one node; `errorKind` is a bounded label (nvidia-smi error kind or exec failure kind). */

@@ -2,7 +2,8 @@ import { type HrTime, SeverityNumber } from "@opentelemetry/api"
 import type { InstrumentationScope } from "@opentelemetry/core"
 import type { Resource } from "@opentelemetry/resources"
 import type { ReadableLogRecord } from "@opentelemetry/sdk-logs"
-import type { InventoryEvent, InventoryEventKind } from "../../domain/InventoryEvent.ts"
+import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import type { InventoryEventKind } from "../../domain/InventoryEventKind.ts"
 import { gpuLogAttributes } from "./GpuLogAttributes.ts"
 
 /** `EventName` of a GPU event's log record. */

@@ -16,7 +16,8 @@ import {
 import type { ComponentFactory, Health } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
-import { type InventoryEvent, type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEvent.ts"
+import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import { type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEventKind.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import {

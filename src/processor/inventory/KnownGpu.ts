@@ -1,6 +1,7 @@
 import type { Gpu } from "../../domain/Gpu.ts"
 import { gpuRecord, type PreviousLocation } from "../../domain/GpuRecordBuilder.ts"
-import type { InventoryEvent, InventoryEventKind } from "../../domain/InventoryEvent.ts"
+import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import type { InventoryEventKind } from "../../domain/InventoryEventKind.ts"
 import type { PodRef } from "../../domain/NodeObservation.ts"
 import type { NodeReading } from "../../domain/NodeReading.ts"
 

@@ -1,5 +1,6 @@
 import type { Gpu } from "../../../src/domain/Gpu.ts"
-import type { InventoryEvent, InventoryEventKind } from "../../../src/domain/InventoryEvent.ts"
+import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
+import type { InventoryEventKind } from "../../../src/domain/InventoryEventKind.ts"
 import type { NodeObservation, NodeRef, PodRef } from "../../../src/domain/NodeObservation.ts"
 import type { GpuFailure, NodeReading } from "../../../src/domain/NodeReading.ts"
 import { empty, type Inventory, tick, transition } from "../../../src/processor/inventory/Inventory.ts"
