@@ -1,4 +1,4 @@
-import { startSimulatedCluster } from "../src/sim/SimulatedCluster.ts"
+import { startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { freePort } from "../src/telemetry/FreePort.ts"
 import { summarise } from "./Sampling.ts"
 import { cpuMillis, peakRssMegabytes, startServiceProcess, stopServiceProcess } from "./ServiceProcess.ts"

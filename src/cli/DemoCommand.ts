@@ -2,8 +2,6 @@ import { Clock, Effect, Fiber, Result } from "effect"
 import { parseGoDuration } from "../config/GoDuration.ts"
 import { type AnySetting, settingPath } from "../config/Setting.ts"
 import { removalGraceSetting, serverAddressSetting } from "../config/Settings.ts"
-import type { ModelMix } from "../sim/catalog/Fleet.ts"
-import { type SimulatedCluster, startSimulatedCluster } from "../sim/SimulatedCluster.ts"
 import { freePort } from "../telemetry/FreePort.ts"
 import { CliIo } from "./CliIo.ts"
 import { parseCommandLine } from "./CommandLine.ts"
@@ -73,15 +71,30 @@ const withDemoDefaults = (loaded: LoadedServiceConfig): LoadedServiceConfig => {
   }
 }
 
-/** A fleet that shows every identity case in 8 nodes; larger demos follow the same proportions. */
-const demoModelMix: ModelMix = {
-  "gb200-nvl72": 2,
-  "h100-hgx": 2,
-  "a100-mig": 1,
-  t4: 1,
-  rtx4090: 1,
-  "broken-driver": 1,
-}
+/**
+ * The simulated cluster is a development package: loaded on demand so that the production image, installed
+ * without development dependencies, runs every other command without it.
+ */
+const loadSimulator = () => import("@gpu-serials/kube-sim")
+
+type Simulator = Awaited<ReturnType<typeof loadSimulator>>
+type SimulatedCluster = Awaited<ReturnType<Simulator["startSimulatedCluster"]>>
+
+/** Node's failure to find the simulator package itself, not a module missing inside it. */
+const isSimulatorMissing = (cause: unknown): boolean =>
+  cause instanceof Error &&
+  "code" in cause &&
+  cause.code === "ERR_MODULE_NOT_FOUND" &&
+  cause.message.includes("'@gpu-serials/kube-sim'")
+
+/** Fails with the line that tells the user why there is no simulated cluster. */
+const importSimulator = Effect.tryPromise({
+  try: loadSimulator,
+  catch: (cause) =>
+    isSimulatorMissing(cause)
+      ? "gpu-serials demo: the simulated cluster is not installed in this build; run the demo from a source checkout after `npm ci`\n"
+      : `gpu-serials demo: the simulated cluster could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}\n`,
+})
 
 interface DemoSettings {
   readonly nodes: number
@@ -124,15 +137,16 @@ const demoSettings = (options: ReadonlyMap<string, string>) => {
   return { settings, problems }
 }
 
-const startCluster = (settings: DemoSettings) =>
+const startCluster = (simulator: Simulator, settings: DemoSettings) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: () =>
-        startSimulatedCluster({
+        simulator.startSimulatedCluster({
           nodes: settings.nodes,
           seed: settings.seed,
           clusterName: "demo",
-          modelMix: demoModelMix,
+          // A fleet that shows every identity case in 8 nodes; larger demos follow the same proportions.
+          modelMix: { "gb200-nvl72": 2, "h100-hgx": 2, "a100-mig": 1, t4: 1, rtx4090: 1, "broken-driver": 1 },
           ...(settings.execLatencyMs === undefined ? {} : { execLatency: settings.execLatencyMs }),
           faults: {
             serverError: settings.faultRate,
@@ -183,9 +197,14 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
   if (commandLine.problems.length + problems.length > 0) {
     return yield* usageFailure("demo", [...commandLine.problems, ...problems], demoUsage)
   }
+  const simulator = yield* importSimulator.pipe(Effect.result)
+  if (Result.isFailure(simulator)) {
+    yield* io.stderr(simulator.failure)
+    return ExitCode.failure
+  }
   return yield* Effect.scoped(
     Effect.gen(function* () {
-      const cluster = yield* startCluster(settings)
+      const cluster = yield* startCluster(simulator.success, settings)
       yield* io.stderr(
         `simulated cluster at ${cluster.url} with ${cluster.nodeNames().length} GPU nodes\n` +
           `  kubectl --kubeconfig ${cluster.kubeconfigPath} get pods -n ${cluster.namespace}\n`,

@@ -1,5 +1,24 @@
+import { spawnSync } from "node:child_process"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { gpuSerials, jsonLines } from "./GpuSerialsCli.ts"
+import { gpuSerials, jsonLines, repositoryRoot } from "./GpuSerialsCli.ts"
+
+/** A copy of what the image holds: the product's files and its dependencies, without the development packages. */
+const productionLikeTree = (): string => {
+  const tree = mkdtempSync(join(tmpdir(), "gpu-serials-image-"))
+  for (const entry of ["bin", "src", "config", "package.json"]) {
+    cpSync(join(repositoryRoot, entry), join(tree, entry), { recursive: true })
+  }
+  mkdirSync(join(tree, "node_modules"))
+  for (const entry of readdirSync(join(repositoryRoot, "node_modules"))) {
+    if (entry !== "@gpu-serials" && entry !== ".bin") {
+      symlinkSync(join(repositoryRoot, "node_modules", entry), join(tree, "node_modules", entry))
+    }
+  }
+  return tree
+}
 
 describe("gpu-serials demo", () => {
   it("runs the service against the simulated cluster, prints records, the broken node's error and a summary", () => {
@@ -50,6 +69,25 @@ describe("gpu-serials demo", () => {
     expect(run.stderr).toMatch(/health and metrics at http:\/\/127\.0\.0\.1:\d+\/metrics/)
     expect(run.stderr).toContain("removed once gone for the removal grace, 1m,")
   }, 30_000)
+
+  it("exits 1 with one line saying so where the simulated cluster is not installed", () => {
+    const tree = productionLikeTree()
+    try {
+      const run = spawnSync(process.execPath, ["bin/gpu-serials.ts", "demo", "--duration", "1s"], {
+        cwd: tree,
+        env: { PATH: process.env.PATH ?? "" },
+        encoding: "utf8",
+        timeout: 20_000,
+      })
+      expect(run.stderr).toBe(
+        "gpu-serials demo: the simulated cluster is not installed in this build; run the demo from a source checkout after `npm ci`\n",
+      )
+      expect(run.status).toBe(1)
+      expect(run.stdout).toBe("")
+    } finally {
+      rmSync(tree, { recursive: true, force: true })
+    }
+  })
 
   it("rejects a bad demo option with exit code 2", () => {
     const run = gpuSerials(["demo", "--nodes", "0", "--fault-rate", "2"])

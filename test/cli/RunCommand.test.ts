@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process"
+import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
 import { freePort } from "../../src/telemetry/FreePort.ts"
 import { gpuSerials, repositoryRoot } from "./GpuSerialsCli.ts"
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
 import { freePort } from "../../src/telemetry/FreePort.ts"
 import { jsonLines, type RunningCli, startGpuSerials } from "./GpuSerialsCli.ts"
 

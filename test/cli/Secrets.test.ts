@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process"
+import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
 import { freePort } from "../../src/telemetry/FreePort.ts"
 import { type NatsServer, startNatsServer } from "../exporter/nats/NatsServer.ts"
 import { type OtlpReceiver, startOtlpReceiver } from "../exporter/otlp/OtlpReceiver.ts"

@@ -1,5 +1,5 @@
+import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
 import { checkMetrics } from "../telemetry/Promtool.ts"
 import { eventsOf, eventually, type RunningService, serviceConfig, startService } from "./ServiceHarness.ts"
 

@@ -1,3 +1,4 @@
+import type { SimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect, Exit, Fiber, Result } from "effect"
 import type { ConfiguredExporter } from "../../src/component/ComponentRegistry.ts"
 import { resolveConfig } from "../../src/config/ResolveConfig.ts"
@@ -9,7 +10,6 @@ import * as JsonLogger from "../../src/log/JsonLogger.ts"
 import type { KubeExecTuning } from "../../src/receiver/kube/KubeExecReceiver.ts"
 import { defaultTuning } from "../../src/receiver/kube/KubeExecReceiver.ts"
 import { runGpuSerialsService } from "../../src/service/GpuSerialsService.ts"
-import type { SimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
 
 /** An exporter that keeps every event it is handed, in order. */
 export const capturingExporter = (events: Array<InventoryEvent>): ConfiguredExporter => ({

@@ -1,3 +1,4 @@
+import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect, Exit, Fiber } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import type { ConfiguredExporter } from "../../../src/component/ComponentRegistry.ts"
@@ -6,7 +7,6 @@ import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
 import * as JsonLogger from "../../../src/log/JsonLogger.ts"
 import { defaultTuning } from "../../../src/receiver/kube/KubeExecReceiver.ts"
 import { runGpuSerialsService } from "../../../src/service/GpuSerialsService.ts"
-import { type SimulatedCluster, startSimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
 import { capturingExporter, serviceConfig } from "../../service/ServiceHarness.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"
 

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
+import { startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { KubeConfig } from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { KubeApi, type ListedPage } from "../../../src/receiver/kube/KubeApi.ts"
-import { startSimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
 import { quickCluster } from "./ReceiverHarness.ts"
 
 const withApi = Effect.gen(function* () {

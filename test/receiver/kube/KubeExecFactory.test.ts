@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
+import { startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect, Queue, Result } from "effect"
 import { ComponentRegistry } from "../../../src/component/ComponentRegistry.ts"
 import { defaultKubeExecConfig, factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
-import { startSimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { quickCluster } from "./ReceiverHarness.ts"
 

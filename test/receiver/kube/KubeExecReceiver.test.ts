@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { SimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect } from "effect"
-import type { SimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
 import { eventually, execsRanNvidiaSmiDirectly, failures, gone, reads, startHarness } from "./ReceiverHarness.ts"
 
 describe("kube_exec receiver against the simulated cluster", () => {

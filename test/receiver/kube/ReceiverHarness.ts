@@ -1,3 +1,4 @@
+import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { KubeConfig } from "@kubernetes/client-node"
 import { Cause, Duration, Effect, Exit, Queue, Scope } from "effect"
 import type { KubeExecConfig } from "../../../src/config/ServiceConfig.ts"
@@ -5,8 +6,6 @@ import type { NodeObservation } from "../../../src/domain/NodeObservation.ts"
 import { KubeApi } from "../../../src/receiver/kube/KubeApi.ts"
 import { defaultKubeExecConfig } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import * as KubeExecReceiver from "../../../src/receiver/kube/KubeExecReceiver.ts"
-import { type SimulatedCluster, startSimulatedCluster } from "../../../src/sim/SimulatedCluster.ts"
-import type { SimulatedClusterOptions } from "../../../src/sim/SimulatedClusterOptions.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { type RecordedMetrics, recordingMetrics } from "../../support/RecordingMetrics.ts"
 

@@ -10,7 +10,7 @@ import {
   Watch,
 } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
 import { eventually } from "./Eventually.ts"
 
 interface WatchEvent {

@@ -2,7 +2,7 @@ import { Writable } from "node:stream"
 import { Exec, KubeConfig, type V1Status } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
 import { parseReport } from "./nvidia-smi/SmiReport.ts"
 
 interface ExecResult {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { SeededRandom } from "../../../src/sim/catalog/SeededRandom.ts"
-import { parseDurationMs, parseLatency, sampleLatency } from "../../../src/sim/exec/ExecLatency.ts"
+import { SeededRandom } from "../../src/catalog/SeededRandom.ts"
+import { parseDurationMs, parseLatency, sampleLatency } from "../../src/exec/ExecLatency.ts"
 
 describe("exec latency", () => {
   it("parses fixed, uniform and log-normal latencies", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { CommandLineError, parseSimulatorCommand } from "../../src/sim/SimulatorCommandLine.ts"
+import { CommandLineError, parseSimulatorCommand } from "../src/SimulatorCommandLine.ts"
 
 describe("the simulator's command line", () => {
   it("turns flags into cluster options", () => {

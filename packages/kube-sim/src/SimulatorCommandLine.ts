@@ -6,7 +6,7 @@ import { parseDurationMs, parseLatency } from "./exec/ExecLatency.ts"
 import type { FaultRates } from "./faults/FaultPlan.ts"
 import type { SimulatedClusterOptions } from "./SimulatedClusterOptions.ts"
 
-export const simulatorUsage = `Usage: node src/sim/main.ts [flags]
+export const simulatorUsage = `Usage: npm run sim -- [flags]
 
 Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1, writes its kubeconfig and prints
 {"url", "kubeconfigPath", ...} as one JSON line on stdout. Stops cleanly on SIGTERM or SIGINT.

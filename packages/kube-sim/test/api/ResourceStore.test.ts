@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { namespaces, pods } from "../../../src/sim/api/ResourceKind.ts"
-import { ResourceStore, type StoreEvent } from "../../../src/sim/api/ResourceStore.ts"
+import { namespaces, pods } from "../../src/api/ResourceKind.ts"
+import { ResourceStore, type StoreEvent } from "../../src/api/ResourceStore.ts"
 
 const newStore = (historyLimit = 100) => {
   let counter = 0

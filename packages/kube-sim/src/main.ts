@@ -3,7 +3,7 @@ import { CommandLineError, parseSimulatorCommand, simulatorUsage } from "./Simul
 
 /**
  * The simulated cluster as its own process, for benchmarks and manual runs:
- * `node src/sim/main.ts --nodes 2000 --exec-latency 200ms --port 0 --kubeconfig /tmp/x`.
+ * `npm run sim -- --nodes 2000 --exec-latency 200ms --port 0 --kubeconfig /tmp/x`.
  */
 const main = async (): Promise<number> => {
   let command: ReturnType<typeof parseSimulatorCommand>

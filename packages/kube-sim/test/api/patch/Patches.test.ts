@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest"
-import { ApiError } from "../../../../src/sim/api/ApiStatus.ts"
-import type { JsonObject } from "../../../../src/sim/api/Json.ts"
-import { applyMergePatch } from "../../../../src/sim/api/patch/JsonMergePatch.ts"
-import { applyJsonPatch } from "../../../../src/sim/api/patch/JsonPatch.ts"
-import { applyStrategicMergePatch } from "../../../../src/sim/api/patch/StrategicMergePatch.ts"
+import { ApiError } from "../../../src/api/ApiStatus.ts"
+import type { JsonObject } from "../../../src/api/Json.ts"
+import { applyMergePatch } from "../../../src/api/patch/JsonMergePatch.ts"
+import { applyJsonPatch } from "../../../src/api/patch/JsonPatch.ts"
+import { applyStrategicMergePatch } from "../../../src/api/patch/StrategicMergePatch.ts"
 
 const node = (): JsonObject => ({
   metadata: { name: "n1", labels: { a: "1", b: "2" }, finalizers: ["x"] },

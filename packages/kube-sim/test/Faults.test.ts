@@ -1,7 +1,7 @@
 import { Writable } from "node:stream"
 import { ApiException, CoreV1Api, Exec, KubeConfig, type V1Status, Watch } from "@kubernetes/client-node"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
 import { eventually } from "./Eventually.ts"
 import { parseReport } from "./nvidia-smi/SmiReport.ts"
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest"
-import { Fleet } from "../../../src/sim/catalog/Fleet.ts"
-import type { FleetModelName } from "../../../src/sim/catalog/GpuModel.ts"
-import type { SimulatedHost } from "../../../src/sim/catalog/SimulatedHost.ts"
-import { runNvidiaSmi } from "../../../src/sim/nvidia-smi/NvidiaSmi.ts"
+import { Fleet } from "../../src/catalog/Fleet.ts"
+import type { FleetModelName } from "../../src/catalog/GpuModel.ts"
+import type { SimulatedHost } from "../../src/catalog/SimulatedHost.ts"
+import { runNvidiaSmi } from "../../src/nvidia-smi/NvidiaSmi.ts"
 import { parseReport } from "./SmiReport.ts"
 
 const now = new Date("2026-08-04T11:44:30.123Z")

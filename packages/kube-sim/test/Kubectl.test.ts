@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
 import { eventually } from "./Eventually.ts"
 import { parseReport } from "./nvidia-smi/SmiReport.ts"
 

@@ -1,6 +1,6 @@
 import { CoreV1Api, KubeConfig, makeInformer, type V1Node, type V1Pod } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type SimulatedCluster, startSimulatedCluster } from "../../src/sim/SimulatedCluster.ts"
+import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
 import { eventually } from "./Eventually.ts"
 
 const ready = (pod: V1Pod) =>

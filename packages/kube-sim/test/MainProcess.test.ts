@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
-const mainPath = join(import.meta.dirname, "../../src/sim/main.ts")
+const mainPath = join(import.meta.dirname, "../src/main.ts")
 
 describe("the simulated cluster as a separate process", () => {
   let directory: string

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { Fleet } from "../../../src/sim/catalog/Fleet.ts"
-import { fleetModelNames } from "../../../src/sim/catalog/GpuModel.ts"
+import { Fleet } from "../../src/catalog/Fleet.ts"
+import { fleetModelNames } from "../../src/catalog/GpuModel.ts"
 
 const fleetOf = (nodes: number, seed: string | number = "fleet-test", modelMix = {}) =>
   Fleet.generate({ nodes, seed, modelMix, clusterName: "test" })
