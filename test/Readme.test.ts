@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { builtinComponents } from "../src/component/BuiltinComponents.ts"
 import { settingsReferenceMarkdown } from "../src/config/SettingsReference.ts"
 import { recordFields } from "../src/exporter/RecordJson.ts"
 import { nvsmiErrorKinds } from "../src/nvsmi/NvsmiError.ts"
+import { builtinComponents } from "../src/service/BuiltinComponents.ts"
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
 

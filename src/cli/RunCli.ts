@@ -1,7 +1,7 @@
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
-import { builtinRegistryLayer } from "../component/BuiltinComponents.ts"
 import * as JsonLogger from "../log/JsonLogger.ts"
 import { redactUrlsIn } from "../log/UrlRedaction.ts"
+import { builtinRegistryLayer } from "../service/BuiltinComponents.ts"
 import { CliIo } from "./CliIo.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { main } from "./Main.ts"

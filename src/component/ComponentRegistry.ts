@@ -1,8 +1,8 @@
 import { Context, Effect, Layer, Option, Predicate, Result, type Scope } from "effect"
-import type { Exporter, ExporterFactory } from "../exporter/Exporter.ts"
 import type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings } from "./Component.ts"
 import { ComponentConfigError } from "./ComponentConfigError.ts"
 import { ComponentStartError } from "./ComponentStartError.ts"
+import type { Exporter, ExporterFactory } from "./Exporter.ts"
 import * as ExporterModule from "./ExporterModule.ts"
 
 export type ReceiverFactory = ComponentFactory<"receiver", unknown, unknown, unknown>

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Effect, Predicate, Schema } from "effect"
-import type { ExporterFactory } from "../exporter/Exporter.ts"
+import type { ExporterFactory } from "./Exporter.ts"
 
 /** A module named in the config could not be imported or does not export an exporter factory. */
 export class ExporterModuleError extends Schema.TaggedError<ExporterModuleError>()("ExporterModuleError", {

@@ -1,5 +1,5 @@
 import { Duration } from "effect"
-import { defaultQueueSettings, type QueueSettings, queueSettingsBounds } from "../exporter/QueueSettings.ts"
+import { defaultQueueSettings, type QueueSettings, queueSettingsBounds } from "./QueueSettings.ts"
 import type { SettingRule, SettingValues } from "./ResolveSettings.ts"
 import type { AnySetting, Setting } from "./Setting.ts"
 import type { Bounds } from "./SettingBounds.ts"

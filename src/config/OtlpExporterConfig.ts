@@ -1,8 +1,8 @@
 import { Result } from "effect"
 import type { ConfigProblem } from "../component/Component.ts"
-import type { QueueSettings } from "../exporter/QueueSettings.ts"
 import { exporterQueueSettingsOf } from "./ExporterQueueSettings.ts"
 import { decodeExporterSection } from "./ExporterSection.ts"
+import type { QueueSettings } from "./QueueSettings.ts"
 import {
   otlpCompressionSetting,
   otlpEndpointSetting,

@@ -14,11 +14,11 @@ import {
   SubscriptionRef,
 } from "effect"
 import type { Health } from "../component/Component.ts"
+import type { Exporter, ExporterStats } from "../component/Exporter.ts"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
+import type { QueueSettings } from "../config/QueueSettings.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
-import type { Exporter, ExporterStats } from "./Exporter.ts"
-import type { QueueSettings } from "./QueueSettings.ts"
 import { nextRetry } from "./RetryPolicy.ts"
 import { type Sink, SinkError } from "./Sink.ts"
 

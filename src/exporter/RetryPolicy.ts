@@ -1,5 +1,5 @@
 import { Duration } from "effect"
-import type { RetrySettings } from "./QueueSettings.ts"
+import type { RetrySettings } from "../config/QueueSettings.ts"
 
 /** A write attempt of a batch that failed, as the retry policy sees it. */
 export interface FailedAttempt {

@@ -2,10 +2,10 @@ import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { builtinComponents } from "../../src/component/BuiltinComponents.ts"
 import type { ComponentConfigError } from "../../src/component/ComponentConfigError.ts"
 import { ComponentRegistry, type ExporterEntry } from "../../src/component/ComponentRegistry.ts"
 import * as ExporterModule from "../../src/component/ExporterModule.ts"
+import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
 import { addedEvents } from "../exporter/InventoryEvents.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))

@@ -4,8 +4,8 @@ import { decodeHttpExporterConfig } from "../../src/config/HttpExporterConfig.ts
 import { decodeNatsExporterConfig } from "../../src/config/NatsExporterConfig.ts"
 import { decodeOtlpExporterConfig } from "../../src/config/OtlpExporterConfig.ts"
 import { decodePostgresExporterConfig } from "../../src/config/PostgresExporterConfig.ts"
+import { defaultQueueSettings } from "../../src/config/QueueSettings.ts"
 import { exporterProblemKey } from "../../src/config/ResolveConfig.ts"
-import { defaultQueueSettings } from "../../src/exporter/QueueSettings.ts"
 import { configOf, resolve } from "./ResolveFixture.ts"
 
 const problems = <A, E>(result: Result.Result<A, E>): E | undefined =>

@@ -2,13 +2,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Exit, Fiber, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { ShutdownDeadline } from "../../src/component/ShutdownDeadline.ts"
-import * as QueuedExporter from "../../src/exporter/QueuedExporter.ts"
 import {
   defaultQueueSettings,
   defaultRetrySettings,
   type QueueSettings,
   type RetrySettings,
-} from "../../src/exporter/QueueSettings.ts"
+} from "../../src/config/QueueSettings.ts"
+import * as QueuedExporter from "../../src/exporter/QueuedExporter.ts"
 import { SinkError } from "../../src/exporter/Sink.ts"
 import { capturedLog } from "../log/CapturedLog.ts"
 import { recordingMetrics } from "../support/RecordingMetrics.ts"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration } from "effect"
-import { defaultRetrySettings, type RetrySettings } from "../../src/exporter/QueueSettings.ts"
+import { defaultRetrySettings, type RetrySettings } from "../../src/config/QueueSettings.ts"
 import { backoffInterval, type FailedAttempt, nextRetry } from "../../src/exporter/RetryPolicy.ts"
 
 const policy: RetrySettings = {

@@ -1,9 +1,9 @@
 import type { Writable } from "node:stream"
 import { Effect, Schema } from "effect"
 import { sectionDefaults, sectionValidator } from "../../component/ConfigSection.ts"
-import type { ExporterFactory } from "../Exporter.ts"
+import type { ExporterFactory } from "../../component/Exporter.ts"
+import { batchFitsQueue, type QueueSettings, queueSettingsFields } from "../../config/QueueSettings.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
-import { batchFitsQueue, type QueueSettings, queueSettingsFields } from "../QueueSettings.ts"
 import * as StdoutSink from "./StdoutSink.ts"
 
 /** The `stdout` section: only the common queue and retry settings. */

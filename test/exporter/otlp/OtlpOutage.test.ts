@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Result } from "effect"
 import { TestClock } from "effect/testing"
-import type { Exporter } from "../../../src/exporter/Exporter.ts"
+import type { Exporter } from "../../../src/component/Exporter.ts"
 import * as OtlpExporter from "../../../src/exporter/otlp/OtlpExporter.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { addedEvents } from "../InventoryEvents.ts"

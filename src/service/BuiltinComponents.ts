@@ -1,9 +1,9 @@
+import { type ComponentFactories, ComponentRegistry } from "../component/ComponentRegistry.ts"
 import * as NatsExporter from "../exporter/nats/NatsExporter.ts"
 import * as OtlpExporter from "../exporter/otlp/OtlpExporter.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
 import { factory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
-import { type ComponentFactories, ComponentRegistry } from "./ComponentRegistry.ts"
 
 /** The factories this distribution ships; third-party exporters are loaded from the config. */
 export const builtinComponents: ComponentFactories = {

@@ -1,7 +1,7 @@
 import { Duration, Effect, Schema } from "effect"
-import { formatGoDuration } from "../config/GoDuration.ts"
-import type { Bounds } from "../config/SettingBounds.ts"
 import { DurationSetting } from "./DurationSetting.ts"
+import { formatGoDuration } from "./GoDuration.ts"
+import type { Bounds } from "./SettingBounds.ts"
 
 /**
  * How failed writes are retried, as the OpenTelemetry Collector's `retry_on_failure`: randomized

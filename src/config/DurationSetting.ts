@@ -1,5 +1,5 @@
 import { Duration, Option, Result, Schema, SchemaTransformation } from "effect"
-import { parseGoDuration } from "../config/GoDuration.ts"
+import { parseGoDuration } from "./GoDuration.ts"
 
 /** A Go duration (`300ms`, `5s`, `1m30s`, `1.5h`; `0` is zero) as a Duration, none when it is not one. */
 const goDuration = (text: string): Option.Option<Duration.Duration> => {

@@ -1,0 +1,74 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join, normalize, relative, sep } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+
+const src = fileURLToPath(new URL("../src", import.meta.url))
+
+/**
+ * The top-level folders of `src/`, lowest first: a folder may import only folders before it, so no two
+ * folders import each other, even through a third.
+ */
+const layers = [
+  "domain",
+  "nvsmi",
+  "log",
+  "component",
+  "config",
+  "telemetry",
+  "processor",
+  "receiver",
+  "exporter",
+  "service",
+  "cli",
+] as const
+
+const relativeImport = /(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g
+
+const sourceFiles = (folder: string): Array<string> =>
+  readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return entry.name.endsWith(".ts") ? [path] : []
+  })
+
+/** The top-level folder of `src/` a path lies in, or undefined for `src/index.ts` and paths outside. */
+const layerOf = (path: string): string | undefined => {
+  const parts = relative(src, path).split(sep)
+  return parts.length > 1 && parts[0] !== ".." ? parts[0] : undefined
+}
+
+interface FolderImport {
+  readonly file: string
+  readonly from: string
+  readonly to: string
+}
+
+const folderImports = (): Array<FolderImport> =>
+  sourceFiles(src).flatMap((file) => {
+    const from = layerOf(file)
+    if (from === undefined) return []
+    return [...readFileSync(file, "utf8").matchAll(relativeImport)].flatMap((match) => {
+      const to = layerOf(normalize(join(dirname(file), match[1] ?? "")))
+      return to === undefined || to === from ? [] : [{ file: relative(src, file), from, to }]
+    })
+  })
+
+describe("the folders of src/", () => {
+  it("are all placed in the layers", () => {
+    const folders = readdirSync(src, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+    expect(folders.sort()).toEqual([...layers].sort())
+  })
+
+  it("import only lower layers", () => {
+    const imports = folderImports()
+    expect(imports.length).toBeGreaterThan(100)
+    const rank = (layer: string): number => layers.indexOf(layer as (typeof layers)[number])
+    const upward = imports
+      .filter((folderImport) => rank(folderImport.to) >= rank(folderImport.from))
+      .map((folderImport) => `${folderImport.file} imports ${folderImport.to}`)
+    expect(upward).toEqual([])
+  })
+})
