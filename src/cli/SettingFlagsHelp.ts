@@ -17,11 +17,11 @@ export const HELP_WIDTH = 100
 const INDENT = "  "
 /** Where descriptions start; a longer flag puts its description on the next line. */
 const DESCRIPTION_COLUMN = 36
-/** An enum's choices stand as the placeholder when they are this short (`auto|xml|csv`). */
+/** An enum's choices name its value in help when they are this short (`auto|xml|csv`). */
 const LONGEST_CHOICES = 24
 
 // Keyed by the type objects themselves, whatever their value types.
-const placeholders: ReadonlyMap<object, string> = new Map<object, string>([
+const valueNames: ReadonlyMap<object, string> = new Map<object, string>([
   [intType, "N"],
   [floatType, "NUMBER"],
   [durationType, "DURATION"],
@@ -52,8 +52,8 @@ const usageOf = (spec: FlagSpec): string => {
   const type = spec.setting?.type
   if (type === undefined) return `${spec.flag} FILE`
   if (type === boolType) return `--[no-]${spec.flag.slice(2)}`
-  const placeholder = placeholders.get(type) ?? (type.name.length <= LONGEST_CHOICES ? type.name : "VALUE")
-  return `${spec.flag} ${placeholder}`
+  const valueName = valueNames.get(type) ?? (type.name.length <= LONGEST_CHOICES ? type.name : "VALUE")
+  return `${spec.flag} ${valueName}`
 }
 
 /** Where the value also comes from, its default and range: `env WORKERS, default 16, range 1..1024`. */
