@@ -55,7 +55,6 @@ afterEach(async () => {
   cluster = undefined
 })
 
-const timeoutMs = 30_000
 
 /**
  * `run` against a cluster of 4 nodes whose first two answer no exec (nvidia-smi hangs until TIMEOUT),
@@ -79,7 +78,8 @@ const runWithHungExecsAndCollector = async (shutdownTimeout: string): Promise<Ru
       EXPORTER_TYPE: "otlp",
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTLP_METRICS_INTERVAL: "0",
-      TIMEOUT: `${timeoutMs / 1000}s`,
+      // A pod deadline far beyond the test's own: exiting at all shows the hung execs were not waited for.
+      TIMEOUT: "1h",
       SHUTDOWN_TIMEOUT: shutdownTimeout,
       SERVER_ADDRESS: "127.0.0.1",
       WORKERS: "4",
@@ -95,15 +95,12 @@ const runWithHungExecsAndCollector = async (shutdownTimeout: string): Promise<Ru
 }
 
 describe("gpu-serials run: shutdown within the grace period", () => {
-  it("abandons hung execs, gives the exporter the rest of SHUTDOWN_TIMEOUT, logs what it could not write and exits 0 well before TIMEOUT", async () => {
+  it("abandons hung execs, gives the exporter the rest of SHUTDOWN_TIMEOUT, logs what it could not write and exits 0 without waiting for TIMEOUT", async () => {
     const running = await runWithHungExecsAndCollector("4s")
-    const signalled = Date.now()
     running.child.kill("SIGTERM")
     const exit = await running.exited
-    const took = Date.now() - signalled
 
     expect(exit).toEqual({ code: 0, signal: null })
-    expect(took).toBeLessThan(timeoutMs)
     const logs = jsonLines(running.stderr())
     expect(logs.find((line) => line.msg === "gpu-serials shutting down")).toMatchObject({ shutdownTimeout: "4s" })
     const unwritten = logs.filter((line) => line.msg === "exporter stopped with records not written")
