@@ -55,7 +55,6 @@ afterEach(async () => {
   cluster = undefined
 })
 
-
 /**
  * `run` against a cluster of 4 nodes whose first two answer no exec (nvidia-smi hangs until TIMEOUT),
  * exporting over OTLP to a collector that never answers; resolves once the readings of the other two
