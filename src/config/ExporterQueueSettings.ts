@@ -3,7 +3,7 @@ import { defaultQueueSettings, type QueueSettings, queueSettingsBounds } from ".
 import type { SettingRule, SettingValues } from "./ResolveSettings.ts"
 import type { AnySetting, Setting } from "./Setting.ts"
 import type { Bounds } from "./SettingBounds.ts"
-import { floatType, intType, millisType } from "./SettingType.ts"
+import { floatType, intType, millisType, type SettingType } from "./SettingType.ts"
 
 /**
  * The queue and retry settings of a built-in exporter that writes through the common queue, as rows of
@@ -21,159 +21,117 @@ export interface ExporterQueueSettings {
   readonly maxElapsed: Setting<number>
 }
 
-const positiveInteger =
-  (label: string) =>
-  (value: number): string | undefined =>
-    value > 0 ? undefined : `${label} must be a positive integer`
+type Rule = (label: string) => (value: number) => string | undefined
 
-const nonNegativeInteger =
-  (label: string) =>
-  (value: number): string | undefined =>
-    value >= 0 ? undefined : `${label} must be 0 or a positive integer`
+const positiveInteger: Rule = (label) => (value) => (value > 0 ? undefined : `${label} must be a positive integer`)
 
-const positiveDuration =
-  (label: string) =>
-  (value: number): string | undefined =>
-    Number.isFinite(value) && value > 0 ? undefined : `${label} must be a positive duration`
+const nonNegativeInteger: Rule = (label) => (value) =>
+  value >= 0 ? undefined : `${label} must be 0 or a positive integer`
 
-const countSetting = (
-  exporter: string,
-  key: string,
-  label: string,
-  value: number,
-  bounds: Bounds,
-  description: string,
-) =>
-  ({
-    key,
+const positiveDuration: Rule = (label) => (value) =>
+  Number.isFinite(value) && value > 0 ? undefined : `${label} must be a positive duration`
+
+interface QueueSettingRow {
+  readonly key: string
+  readonly label: string
+  readonly value: number
+  readonly bounds: Bounds
+  readonly description: string
+}
+
+/** Rows of one value type and rule for the section of `exporter`. */
+const rowsOf =
+  (exporter: string, type: SettingType<number>, rule: Rule | undefined) =>
+  (row: QueueSettingRow): Setting<number> => ({
+    key: row.key,
     exporter,
-    type: intType,
-    default: value,
+    type,
+    default: row.value,
     secret: "none",
-    label,
-    description,
-    check: positiveInteger(label),
-    bounds,
-  }) satisfies Setting<number>
-
-const factorSetting = (
-  exporter: string,
-  key: string,
-  label: string,
-  value: number,
-  bounds: Bounds,
-  description: string,
-) =>
-  ({
-    key,
-    exporter,
-    type: floatType,
-    default: value,
-    secret: "none",
-    label,
-    description,
-    bounds,
-  }) satisfies Setting<number>
-
-const durationSetting = (
-  exporter: string,
-  key: string,
-  label: string,
-  value: Duration.Duration,
-  bounds: Bounds,
-  description: string,
-) =>
-  ({
-    key,
-    exporter,
-    type: millisType,
-    default: Duration.toMillis(value),
-    secret: "none",
-    label,
-    description,
-    check: positiveDuration(label),
-    bounds,
-  }) satisfies Setting<number>
+    label: row.label,
+    description: row.description,
+    ...(rule === undefined ? {} : { check: rule(row.label) }),
+    bounds: row.bounds,
+  })
 
 /** The queue settings of the built-in exporter type `exporter`. */
 export const exporterQueueSettings = (exporter: string): ExporterQueueSettings => {
   const retry = defaultQueueSettings.retry
+  const count = rowsOf(exporter, intType, positiveInteger)
+  const factor = rowsOf(exporter, floatType, undefined)
+  const duration = rowsOf(exporter, millisType, positiveDuration)
   return {
-    queueSize: countSetting(
+    queueSize: count({
+      key: "queueSize",
+      label: "queue size",
+      value: defaultQueueSettings.queueSize,
+      bounds: queueSettingsBounds.queueSize,
+      description: "Records held at most (waiting and being written); more are dropped and counted. Config file only.",
+    }),
+    batchSize: count({
+      key: "batchSize",
+      label: "batch size",
+      value: defaultQueueSettings.batchSize,
+      bounds: queueSettingsBounds.batchSize,
+      description: "Records written in one write at most; not more than queueSize. Config file only.",
+    }),
+    writeTimeout: duration({
+      key: "writeTimeout",
+      label: "write timeout",
+      value: Duration.toMillis(defaultQueueSettings.writeTimeout),
+      bounds: queueSettingsBounds.writeTimeout,
+      description: "Deadline of one write attempt. Config file only.",
+    }),
+    initialInterval: duration({
+      key: "retry.initialInterval",
+      label: "retry initial interval",
+      value: Duration.toMillis(retry.initialInterval),
+      bounds: queueSettingsBounds.initialInterval,
+      description:
+        "Backoff before the first retry, grown by retry.multiplier on each retry; not more than retry.maxInterval. Config file only.",
+    }),
+    maxInterval: duration({
+      key: "retry.maxInterval",
+      label: "retry max interval",
+      value: Duration.toMillis(retry.maxInterval),
+      bounds: queueSettingsBounds.maxInterval,
+      description:
+        "Longest wait between two attempts, also when the sink asks for a longer one (Retry-After). Config file only.",
+    }),
+    multiplier: factor({
+      key: "retry.multiplier",
+      label: "retry multiplier",
+      value: retry.multiplier,
+      bounds: queueSettingsBounds.multiplier,
+      description: "Factor the backoff grows by on each retry. Config file only.",
+    }),
+    randomizationFactor: factor({
+      key: "retry.randomizationFactor",
+      label: "retry randomization factor",
+      value: retry.randomizationFactor,
+      bounds: queueSettingsBounds.randomizationFactor,
+      description: "Each wait is the backoff ± this fraction of it, at random. Config file only.",
+    }),
+    maxAttempts: rowsOf(
       exporter,
-      "queueSize",
-      "queue size",
-      defaultQueueSettings.queueSize,
-      queueSettingsBounds.queueSize,
-      "Records held at most (waiting and being written); more are dropped and counted. Config file only.",
-    ),
-    batchSize: countSetting(
-      exporter,
-      "batchSize",
-      "batch size",
-      defaultQueueSettings.batchSize,
-      queueSettingsBounds.batchSize,
-      "Records written in one write at most; not more than queueSize. Config file only.",
-    ),
-    writeTimeout: durationSetting(
-      exporter,
-      "writeTimeout",
-      "write timeout",
-      defaultQueueSettings.writeTimeout,
-      queueSettingsBounds.writeTimeout,
-      "Deadline of one write attempt. Config file only.",
-    ),
-    initialInterval: durationSetting(
-      exporter,
-      "retry.initialInterval",
-      "retry initial interval",
-      retry.initialInterval,
-      queueSettingsBounds.initialInterval,
-      "Backoff before the first retry, grown by retry.multiplier on each retry; not more than retry.maxInterval. Config file only.",
-    ),
-    maxInterval: durationSetting(
-      exporter,
-      "retry.maxInterval",
-      "retry max interval",
-      retry.maxInterval,
-      queueSettingsBounds.maxInterval,
-      "Longest wait between two attempts, also when the sink asks for a longer one (Retry-After). Config file only.",
-    ),
-    multiplier: factorSetting(
-      exporter,
-      "retry.multiplier",
-      "retry multiplier",
-      retry.multiplier,
-      queueSettingsBounds.multiplier,
-      "Factor the backoff grows by on each retry. Config file only.",
-    ),
-    randomizationFactor: factorSetting(
-      exporter,
-      "retry.randomizationFactor",
-      "retry randomization factor",
-      retry.randomizationFactor,
-      queueSettingsBounds.randomizationFactor,
-      "Each wait is the backoff ± this fraction of it, at random. Config file only.",
-    ),
-    maxAttempts: {
-      ...countSetting(
-        exporter,
-        "retry.maxAttempts",
-        "retry max attempts",
-        retry.maxAttempts,
-        queueSettingsBounds.maxAttempts,
+      intType,
+      nonNegativeInteger,
+    )({
+      key: "retry.maxAttempts",
+      label: "retry max attempts",
+      value: retry.maxAttempts,
+      bounds: queueSettingsBounds.maxAttempts,
+      description:
         "Write attempts per batch, the first included; 1 disables retries, 0 leaves them to retry.maxElapsed. Config file only.",
-      ),
-      check: nonNegativeInteger("retry max attempts"),
-    },
-    maxElapsed: durationSetting(
-      exporter,
-      "retry.maxElapsed",
-      "retry max elapsed",
-      retry.maxElapsed,
-      queueSettingsBounds.maxElapsed,
-      "A batch still failing this long after its first attempt is dropped; the last retry starts by then. Config file only.",
-    ),
+    }),
+    maxElapsed: duration({
+      key: "retry.maxElapsed",
+      label: "retry max elapsed",
+      value: Duration.toMillis(retry.maxElapsed),
+      bounds: queueSettingsBounds.maxElapsed,
+      description:
+        "A batch still failing this long after its first attempt is dropped; the last retry starts by then. Config file only.",
+    }),
   }
 }
 
