@@ -10,6 +10,7 @@ import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
 import * as JsonLogger from "../../../src/log/JsonLogger.ts"
 import { addedEvent, addedEvents } from "../InventoryEvents.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"
+import { streamRecordIds } from "./StreamRecordIds.ts"
 
 let server: NatsServer
 let observer: NatsConnection
@@ -63,16 +64,7 @@ const sentAll = (exporter: Exporter, count: number) => eventually(exporter.stats
 
 /** The record ids of every message in `stream`, in stream order. */
 const streamIds = (stream: string): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.promise(async () => {
-    const manager = await jetstreamManager(observer)
-    const info = await manager.streams.info(stream)
-    const ids: Array<string> = []
-    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-      const message = await manager.streams.getMessage(stream, { seq })
-      ids.push(message?.header.get("Nats-Msg-Id") ?? "")
-    }
-    return ids
-  })
+  Effect.promise(() => streamRecordIds(observer, stream))
 
 describe("nats exporter", () => {
   it.live("publishes each event on its subject with the record as payload and its id, schema and type as headers", () =>

@@ -9,6 +9,7 @@ import { defaultQueueSettings } from "../../../src/config/QueueSettings.ts"
 import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
 import { addedEvents } from "../InventoryEvents.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"
+import { streamRecordIds } from "./StreamRecordIds.ts"
 
 let server: NatsServer | undefined
 
@@ -45,14 +46,7 @@ const storedIds = (url: string, stream: string) =>
   Effect.promise(async () => {
     const connection = await connect({ servers: url })
     try {
-      const manager = await jetstreamManager(connection)
-      const info = await manager.streams.info(stream)
-      const ids: Array<string> = []
-      for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-        const message = await manager.streams.getMessage(stream, { seq })
-        ids.push(message?.header.get("Nats-Msg-Id") ?? "")
-      }
-      return ids
+      return await streamRecordIds(connection, stream)
     } finally {
       await connection.close()
     }
