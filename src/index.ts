@@ -3,7 +3,17 @@
 export type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings, Health } from "./component/Component.ts"
 export { ComponentStartError } from "./component/ComponentStartError.ts"
 export type { Exporter, ExporterFactory, ExporterStats } from "./component/Exporter.ts"
-export { defaultQueueSettings, type QueueSettings, queueSettingsFields } from "./config/QueueSettings.ts"
+export { type ComponentSettings, type Configured, configuredBy, decodeSection } from "./config/ComponentSettings.ts"
+export {
+  defaultQueueSettings,
+  type QueueSettings,
+  queueSettingList,
+  queueSettingsOf,
+  queueSettingsRule,
+} from "./config/QueueSettings.ts"
+export type { SettingRule, SettingValues } from "./config/ResolveSettings.ts"
+export type { Setting } from "./config/Setting.ts"
+export * as SettingType from "./config/SettingType.ts"
 export type { Gpu, GpuPlatform } from "./domain/Gpu.ts"
 export { type GpuRecord, recordSchema } from "./domain/GpuRecord.ts"
 export { gpuRecord, type ReadingContext, readingRecords } from "./domain/GpuRecordBuilder.ts"

@@ -9,8 +9,7 @@ const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
 
 describe("README", () => {
   it("carries the configuration reference of the settings this build has", () => {
-    const exporterTypes = (builtinComponents.exporters ?? []).map((factory) => factory.type)
-    expect(readme).toContain(settingsReferenceMarkdown(exporterTypes))
+    expect(readme).toContain(settingsReferenceMarkdown(builtinComponents))
   })
 
   it("documents every record field and every nvidia-smi error kind", () => {

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { printConfig } from "../config/PrintConfig.ts"
+import { builtinComponents } from "../service/BuiltinComponents.ts"
 import { CliIo } from "./CliIo.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { loadServiceConfig } from "./ServiceConfigLoader.ts"
@@ -28,12 +29,12 @@ export const configCommand = Effect.fn("ConfigCommand")(function* (argv: Readonl
   const showOrigin = action === "print" && rest.includes("--show-origin")
   const settingArgs = rest.filter((argument) => !(action === "print" && argument === "--show-origin"))
   return yield* loadServiceConfig(settingArgs).pipe(
-    Effect.flatMap(({ config, origins }) =>
+    Effect.flatMap(({ config, origins, file }) =>
       action === "validate"
         ? io.stdout(
             `configuration is valid: cluster ${config.clusterName}, exporters ${config.exporters.map((e) => e.id).join(", ")}\n`,
           )
-        : io.stdout(printConfig(config, showOrigin ? { origins } : {})),
+        : io.stdout(printConfig(file, builtinComponents, showOrigin ? { origins } : {})),
     ),
     Effect.as(ExitCode.ok),
     Effect.catchTag("ConfigInvalid", (invalid) => reportInvalidConfig(invalid)),

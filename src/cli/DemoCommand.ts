@@ -1,7 +1,7 @@
 import { Clock, Effect, Fiber, Result } from "effect"
 import { parseGoDuration } from "../config/GoDuration.ts"
-import { type AnySetting, settingPath } from "../config/Setting.ts"
-import { removalGraceSetting, serverAddressSetting } from "../config/Settings.ts"
+import { valueAt } from "../config/ResolveSettings.ts"
+import { removalGraceSetting } from "../processor/inventory/InventoryConfig.ts"
 import { freePort } from "../telemetry/FreePort.ts"
 import { CliIo } from "./CliIo.ts"
 import { parseCommandLine } from "./CommandLine.ts"
@@ -49,27 +49,20 @@ const demoOptions = {
 } as const
 
 /** Short enough that churn shows `removed` events within a demo's run. */
-const demoRemovalGraceMs = 10_000
+const demoRemovalGrace = "10s"
 const progressInterval = "5 seconds"
 
-/** The demo's own defaults for settings the user left at the service's defaults, wherever else they are set. */
-const withDemoDefaults = (loaded: LoadedServiceConfig): LoadedServiceConfig => {
-  const isDefault = (setting: AnySetting) => loaded.origins[settingPath(setting)]?.source === "default"
-  const { config } = loaded
-  return {
-    ...loaded,
-    config: {
-      ...config,
-      inventory: isDefault(removalGraceSetting)
-        ? { ...config.inventory, removalGraceMs: demoRemovalGraceMs }
-        : config.inventory,
-      // The demo runs on a workstation: its endpoints stay on the loopback interface.
-      telemetry: isDefault(serverAddressSetting)
-        ? { ...config.telemetry, serverAddress: "127.0.0.1" }
-        : config.telemetry,
-    },
-  }
-}
+/**
+ * The demo's config object, under the user's config file, environment and flags: the simulated
+ * cluster's kubeconfig, the cluster name, a short removal grace, and the health server on the loopback
+ * interface (a workstation) at a free port.
+ */
+const demoConfig = (kubeconfigPath: string, port: number) => ({
+  cluster: { name: "demo" },
+  receivers: { kube_exec: { kubeconfig: kubeconfigPath } },
+  processors: { inventory: { removalGrace: demoRemovalGrace } },
+  service: { telemetry: { metrics: { address: "127.0.0.1", port } } },
+})
 
 /**
  * The simulated cluster is a development package: loaded on demand so that the production image, installed
@@ -188,6 +181,13 @@ const splitArguments = (argv: ReadonlyArray<string>) => {
   return { own, rest }
 }
 
+/** The removal grace in effect, as the summary explains it. */
+const removalGraceOf = (loaded: LoadedServiceConfig): number => {
+  const written = valueAt(loaded.file, `processors.inventory.${removalGraceSetting.key}`)
+  const parsed = removalGraceSetting.type.fromFile(written, true)
+  return Result.isSuccess(parsed) ? parsed.success : 0
+}
+
 /** `gpu-serials demo`: the real service against the built-in simulated cluster. */
 export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArray<string>) {
   const io = yield* CliIo
@@ -209,18 +209,14 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
         `simulated cluster at ${cluster.url} with ${cluster.nodeNames().length} GPU nodes\n` +
           `  kubectl --kubeconfig ${cluster.kubeconfigPath} get pods -n ${cluster.namespace}\n`,
       )
-      const givesPort =
-        rest.some((argument) => argument.startsWith("--server-port")) || io.env.SERVER_PORT !== undefined
-      const serviceArgs = [
-        ...(rest.some((argument) => argument.startsWith("--cluster-name")) ? [] : ["--cluster-name", "demo"]),
-        ...(givesPort ? [] : ["--server-port", String(yield* Effect.promise(freePort))]),
-        "--kubeconfig",
-        cluster.kubeconfigPath,
-        ...rest,
-      ]
-      const loaded = yield* loadServiceConfig(serviceArgs).pipe(Effect.result)
+      // The simulated cluster, not the one a KUBECONFIG variable of the shell points at; --kubeconfig still can.
+      const { KUBECONFIG: _kubeconfig, ...env } = io.env
+      const loaded = yield* loadServiceConfig(rest, {
+        base: demoConfig(cluster.kubeconfigPath, yield* Effect.promise(freePort)),
+        env,
+      }).pipe(Effect.result)
       if (Result.isFailure(loaded)) return yield* reportInvalidConfig(loaded.failure)
-      const demo = withDemoDefaults(loaded.success)
+      const demo = loaded.success
       const tally = new DemoTally()
       const started = yield* Clock.currentTimeMillis
       const elapsedSeconds = Clock.currentTimeMillis.pipe(Effect.map((now) => (now - started) / 1000))
@@ -249,7 +245,7 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
               ),
             )
       yield* Fiber.interrupt(progress)
-      yield* io.stderr(tally.summary(yield* elapsedSeconds, demo.config.inventory.removalGraceMs))
+      yield* io.stderr(tally.summary(yield* elapsedSeconds, removalGraceOf(demo)))
       return exitCode
     }),
   ).pipe(

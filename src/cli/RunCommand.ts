@@ -1,6 +1,5 @@
 import { Effect } from "effect"
 import { serviceFlags } from "../config/Flags.ts"
-import { settingApplies } from "../config/SettingsReference.ts"
 import * as JsonLogger from "../log/JsonLogger.ts"
 import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { builtinComponents } from "../service/BuiltinComponents.ts"
@@ -12,12 +11,8 @@ import { type LoadedServiceConfig, loadServiceConfig } from "./ServiceConfigLoad
 import { settingFlagsHelp as settingFlagsHelpOf } from "./SettingFlagsHelp.ts"
 import { serviceVersion } from "./Version.ts"
 
-const builtinExporterTypes = (builtinComponents.exporters ?? []).map((factory) => factory.type)
-
-/** The flags of the service settings and of the exporters this build has. */
-export const runFlags = serviceFlags.filter(
-  (spec) => spec.setting === undefined || settingApplies(builtinExporterTypes)(spec.setting),
-)
+/** The flags of the service's settings and of the components this build has. */
+export const runFlags = serviceFlags(builtinComponents)
 
 /** The setting flags of `run` and `demo`, one entry each. */
 export const settingFlagsHelp = settingFlagsHelpOf(runFlags)
@@ -42,20 +37,12 @@ export const serveWith = Effect.fn("serveWith")(function* (
   hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "tapEvents" | "onListening"> = {},
 ) {
   const io = yield* CliIo
-  const labelsNotice = loaded.config.kubeExec.nodeLabels.enabled
-    ? Effect.logInfo("node labels are not written by this version").pipe(
-        Effect.annotateLogs({ setting: "LABELS_ENABLED" }),
-      )
-    : Effect.void
-  return yield* labelsNotice.pipe(
-    Effect.andThen(
-      runGpuSerialsService({
-        config: loaded.config,
-        exporters: loaded.exporters,
-        serviceVersion,
-        ...hooks,
-      }),
-    ),
+  return yield* runGpuSerialsService({
+    config: loaded.config,
+    exporters: loaded.exporters,
+    serviceVersion,
+    ...hooks,
+  }).pipe(
     Effect.provide(JsonLogger.layer({ level: loaded.config.telemetry.logLevel })),
     Effect.as(ExitCode.ok),
     Effect.catch((error) =>

@@ -2,25 +2,30 @@ import { dirname, resolve } from "node:path"
 import { Effect, Result } from "effect"
 import { ComponentRegistry, type ConfiguredExporter } from "../component/ComponentRegistry.ts"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
-import { CONFIG_ENV, CONFIG_FLAG, configFilePath } from "../config/Flags.ts"
-import { exporterProblemKey, type ResolvedConfig, resolveConfigWithOrigins } from "../config/ResolveConfig.ts"
+import { CONFIG_ENV, CONFIG_FLAG, configFilePath, serviceFlags } from "../config/Flags.ts"
+import { type ConfigSources, type ResolvedConfig, resolveConfigWithOrigins } from "../config/ResolveConfig.ts"
+import { builtinComponents } from "../service/BuiltinComponents.ts"
 import { CliIo } from "./CliIo.ts"
 import { readConfigFileText } from "./ConfigFileText.ts"
 
-/** The effective configuration with its exporters validated by their factories, ready to build a pipeline. */
+/** The effective configuration with its exporters ready to create, third-party ones validated by their factories. */
 export interface LoadedServiceConfig extends ResolvedConfig {
   readonly exporters: ReadonlyArray<ConfiguredExporter>
 }
 
 /**
  * Reads the config file (if one is named, within its size cap), resolves flags > environment > file >
- * defaults, and has every exporter factory validate its section. Fails with every problem at once. Both
+ * defaults (a program's own config object, `base`, under the file; `env` in place of the process's), and has every exporter factory validate its section. Fails with every problem at once. Both
  * `config validate` and `run` load their configuration here, so validate refuses what run would.
  */
-export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (argv: ReadonlyArray<string>) {
+export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (
+  argv: ReadonlyArray<string>,
+  embedding: Partial<Pick<ConfigSources, "base" | "env">> = {},
+) {
   const io = yield* CliIo
+  const env = embedding.env ?? io.env
   const registry = yield* ComponentRegistry
-  const path = configFilePath(argv, io.env)
+  const path = configFilePath(argv, env, serviceFlags(builtinComponents))
   const absolutePath = path === undefined ? undefined : resolve(io.cwd, path)
   const text =
     absolutePath === undefined
@@ -37,30 +42,16 @@ export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (argv:
         )
   const resolved = resolveConfigWithOrigins({
     argv,
-    env: io.env,
+    env,
+    ...(embedding.base === undefined ? {} : { base: embedding.base }),
     ...(absolutePath === undefined || text === undefined ? {} : { file: { path: absolutePath, text } }),
-    knownExporterTypes: registry.knownTypes("exporter"),
+    catalog: builtinComponents,
   })
   if (Result.isFailure(resolved)) return yield* resolved.failure
-  const { config, origins } = resolved.success
   const exporters = yield* registry
-    .resolveExporters(config.exporters, { baseDir: absolutePath === undefined ? io.cwd : dirname(absolutePath) })
-    .pipe(
-      Effect.mapError((error) =>
-        ConfigInvalid.of(
-          error.problems.map((problem) => ({
-            key: relocate(origins, problem.key),
-            message: problem.message,
-          })),
-        ),
-      ),
-    )
-  return { config, origins, exporters } satisfies LoadedServiceConfig
+    .resolveExporters(resolved.success.config.exporters, {
+      baseDir: absolutePath === undefined ? io.cwd : dirname(absolutePath),
+    })
+    .pipe(Effect.mapError((error) => ConfigInvalid.of(error.problems)))
+  return { ...resolved.success, exporters } satisfies LoadedServiceConfig
 })
-
-/** A factory's problem key (`exporters.<id>.<key>`) as the user wrote it: env var, flag or file path. */
-const relocate = (origins: ResolvedConfig["origins"], key: string): string => {
-  const match = /^exporters\.([^.]+(?:\/[^.]+)?)(?:\.(.*))?$/.exec(key)
-  if (match === null) return key
-  return exporterProblemKey(origins, match[1] ?? "", match[2] ?? "")
-}

@@ -15,15 +15,25 @@ export interface ComponentFactories {
   readonly exporters?: ReadonlyArray<ExporterFactory>
 }
 
-/** One entry of the config's `exporters:`: its id and type, and its section (a `module` key in it is ignored). */
-export interface ExporterEntry {
-  /** `type` or `type/name`, as written in the config. */
-  readonly id: string
-  readonly type: string
-  /** A package name or a path of a third-party exporter module. */
-  readonly module?: string
-  readonly section: unknown
-}
+/**
+ * One exporter of the pipeline: a built-in one with the config its own settings built, or one whose
+ * section its factory validates here (a third-party module's, with `module` naming its package or path).
+ */
+export type ExporterEntry =
+  | {
+      /** `type` or `type/name`, as written in the config. */
+      readonly id: string
+      readonly type: string
+      readonly config: unknown
+    }
+  | {
+      readonly id: string
+      readonly type: string
+      /** A package name or a path of a third-party exporter module. */
+      readonly module?: string
+      /** The section as written (a `module` key in it is ignored). */
+      readonly section: unknown
+    }
 
 /** What the service tells every component besides its own id. */
 export type ServiceSettings = Omit<CreateSettings, "id">
@@ -136,8 +146,8 @@ export class ComponentRegistry extends Context.Service<
     readonly receiverFactory: (type: string) => Option.Option<ReceiverFactory>
     readonly processorFactory: (type: string) => Option.Option<ProcessorFactory>
     /**
-     * Validates every exporter section against its factory (loading third-party modules) and
-     * returns them ready to create, or every problem at once under `exporters.<id>.`.
+     * Validates every exporter section that is not yet a config against its factory (loading third-party
+     * modules) and returns them ready to create, or every problem at once under `exporters.<id>.`.
      */
     readonly resolveExporters: (
       sections: ReadonlyArray<ExporterEntry>,
@@ -174,6 +184,12 @@ export class ComponentRegistry extends Context.Service<
     ): Effect.Effect<Result.Result<ConfiguredExporter, ReadonlyArray<ConfigProblem>>> =>
       Effect.gen(function* () {
         const prefix = `exporters.${entry.id}`
+        if ("config" in entry) {
+          const builtin = exporters.get(entry.type)
+          return builtin === undefined
+            ? Result.fail([{ key: prefix, message: `unknown exporter type "${entry.type}"` }])
+            : Result.succeed(configured(entry.id, builtin, entry.config, false))
+        }
         let factory: ExporterFactory
         if (entry.module !== undefined) {
           const loaded = yield* ExporterModule.load(entry.module, options.baseDir).pipe(Effect.result)

@@ -1,9 +1,10 @@
 import { Result } from "effect"
 import { parseDocument } from "yaml"
 import type { ConfigProblem } from "../component/Component.ts"
-import { didYouMean } from "./ClosestName.ts"
+import type { ComponentCatalog } from "./ComponentCatalog.ts"
 import { type FileMapping, isFileMapping, valueAt } from "./ResolveSettings.ts"
-import { exporterSettings, exportersSetting, serviceSettings } from "./Settings.ts"
+import { checkKeys } from "./SectionKeys.ts"
+import { exportersSetting, serviceSettings } from "./ServiceSettings.ts"
 import { listType } from "./SettingType.ts"
 
 /**
@@ -15,18 +16,18 @@ import { listType } from "./SettingType.ts"
  * processors: { inventory: { reportInterval: 1h } }
  * exporters:
  *   stdout: {}
- *   nats/archive: { url: nats://nats:4222 }    # <type>/<name> for a second exporter of a type
+ *   stdout/audit: { queueSize: 500 }          # <type>/<name> for a second exporter of a type
  *   kafka: { module: "@acme/gpu-serials-kafka" } # third-party: any type, loaded from `module`
  * service:
  *   telemetry: { logs: { level: info }, metrics: { port: 8080 } }
  *   leaderElection: { enabled: true }
  *   pipelines:
- *     gpus: { receivers: [kube_exec], processors: [inventory], exporters: [stdout, nats/archive] }
+ *     gpus: { receivers: [kube_exec], processors: [inventory], exporters: [stdout, stdout/audit] }
  * ```
  *
  * The cluster name is a top-level section because records, exporters and the inventory all carry it,
- * not only the receiver. Unknown keys are errors wherever the section is ours; the sections of exporters
- * that validate themselves (stdout, third-party) are passed on untouched.
+ * not only the receiver. Unknown keys are errors in every section of the service and of the built-in
+ * components; the sections of third-party exporters are passed on untouched, for their own factory.
  */
 
 /** The key of problems with the file as a whole (syntax errors, unreadable file). */
@@ -34,8 +35,6 @@ export const CONFIG_FILE_KEY = "config file"
 
 /** The one pipeline of the service. */
 export const PIPELINE = "gpus"
-export const RECEIVER = "kube_exec"
-export const PROCESSOR = "inventory"
 
 /** An exporter component defined in the file. */
 export interface DefinedExporter {
@@ -58,36 +57,6 @@ export interface ConfigFile {
 }
 
 const EXPORTER_ID = /^([a-z][a-z0-9_]*)(?:\/([A-Za-z0-9_-]+))?$/
-
-const joinPath = (path: string, key: string): string => (path === "" ? key : `${path}.${key}`)
-
-const unknownKeyMessage = (path: string, key: string, known: ReadonlyArray<string>): string => {
-  if (path === "receivers") return `unknown receiver type ${JSON.stringify(key)} (known: ${known.join(", ")})`
-  if (path === "processors") return `unknown processor type ${JSON.stringify(key)} (known: ${known.join(", ")})`
-  return `unknown key${didYouMean(key, known)}`
-}
-
-/** Reports keys of `mapping` that lead to none of the dotted `leaves`, and non-mappings where a section belongs. */
-export const checkKeys = (
-  mapping: FileMapping,
-  path: string,
-  leaves: ReadonlyArray<string>,
-  problems: Array<ConfigProblem>,
-) => {
-  const known = [...new Set(leaves.map((leaf) => leaf.split(".")[0] ?? leaf))]
-  for (const [key, value] of Object.entries(mapping)) {
-    const fullKey = joinPath(path, key)
-    if (leaves.includes(key)) continue
-    const below = leaves.filter((leaf) => leaf.startsWith(`${key}.`)).map((leaf) => leaf.slice(key.length + 1))
-    if (below.length === 0) {
-      problems.push({ key: fullKey, message: unknownKeyMessage(path, key, known) })
-    } else if (isFileMapping(value)) {
-      checkKeys(value, fullKey, below, problems)
-    } else if (value !== null) {
-      problems.push({ key: fullKey, message: "must be a mapping" })
-    }
-  }
-}
 
 const parseYaml = (text: string): { readonly root: unknown; readonly problems: ReadonlyArray<ConfigProblem> } => {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true })
@@ -113,9 +82,10 @@ const parseYaml = (text: string): { readonly root: unknown; readonly problems: R
 
 const readExporters = (
   root: FileMapping,
-  knownExporterTypes: ReadonlyArray<string>,
+  catalog: ComponentCatalog,
   problems: Array<ConfigProblem>,
 ): ReadonlyMap<string, DefinedExporter> => {
+  const knownExporterTypes = catalog.exporters.map((exporter) => exporter.type)
   const exporters = new Map<string, DefinedExporter>()
   const node = root.exporters
   if (node === undefined || node === null) return exporters
@@ -150,8 +120,9 @@ const readExporters = (
       })
       continue
     }
-    const settings = module === undefined ? exporterSettings(type) : []
-    if (settings.length > 0) {
+    const settings =
+      module === undefined ? (catalog.exporters.find((known) => known.type === type)?.settings.settings ?? []) : []
+    if (module === undefined) {
       checkKeys(
         section,
         path,
@@ -169,7 +140,7 @@ const checkPipelineList = (
   pipeline: FileMapping,
   field: "receivers" | "processors" | "exporters",
   defined: (id: string) => boolean,
-  required: string | undefined,
+  required: ReadonlyArray<string> | undefined,
   problems: Array<ConfigProblem>,
 ) => {
   const value = pipeline[field]
@@ -190,8 +161,8 @@ const checkPipelineList = (
       })
     }
   }
-  if (required !== undefined && !list.success.includes(required)) {
-    problems.push({ key, message: `pipeline ${JSON.stringify(PIPELINE)} needs the ${required} ${kind}` })
+  if (required !== undefined && required.length > 0 && !list.success.some((id) => required.includes(id))) {
+    problems.push({ key, message: `pipeline ${JSON.stringify(PIPELINE)} needs the ${required.join(" or ")} ${kind}` })
   }
   if (list.success.length === 0 && field === "exporters") {
     problems.push({ key, message: `pipeline ${JSON.stringify(PIPELINE)} needs at least one exporter` })
@@ -201,6 +172,7 @@ const checkPipelineList = (
 const checkPipelines = (
   root: FileMapping,
   exporters: ReadonlyMap<string, DefinedExporter>,
+  catalog: ComponentCatalog,
   problems: Array<ConfigProblem>,
 ) => {
   const pipelines = valueAt(root, "service.pipelines")
@@ -228,34 +200,57 @@ const checkPipelines = (
       const components = root[section]
       return isFileMapping(components) && Object.hasOwn(components, id)
     }
-    checkPipelineList(pipeline, "receivers", sectionHas("receivers"), RECEIVER, problems)
-    checkPipelineList(pipeline, "processors", sectionHas("processors"), PROCESSOR, problems)
+    const types = (components: ReadonlyArray<{ readonly type: string }>) => components.map((known) => known.type)
+    checkPipelineList(pipeline, "receivers", sectionHas("receivers"), types(catalog.receivers), problems)
+    checkPipelineList(pipeline, "processors", sectionHas("processors"), types(catalog.processors), problems)
     checkPipelineList(pipeline, "exporters", (id) => exporters.has(id), undefined, problems)
   }
 }
 
+/** `over` laid over `under`: mappings merge key by key, any other value of `over` replaces. */
+const underlaid = (under: FileMapping, over: FileMapping): FileMapping => {
+  const merged: Record<string, unknown> = { ...under }
+  for (const [key, value] of Object.entries(over)) {
+    const below = merged[key]
+    merged[key] = isFileMapping(below) && isFileMapping(value) ? underlaid(below, value) : value
+  }
+  return merged
+}
+
 /**
- * Reads the config file: YAML syntax (errors with line and column under the key `config file`), then
+ * Reads the config file, laid over `base` (a program's own config object, such as the demo's): YAML syntax (errors with line and column under the key `config file`), then
  * the layout: known sections and keys, exporter ids and types, and pipelines that name defined components.
  */
-export const readConfigFile = (text: string, knownExporterTypes: ReadonlyArray<string>): ConfigFile => {
+export const readConfigFile = (text: string, catalog: ComponentCatalog, base: FileMapping = {}): ConfigFile => {
   const parsed = parseYaml(text)
   const problems: Array<ConfigProblem> = [...parsed.problems]
   if (parsed.problems.length > 0) return { readable: false, root: {}, exporters: new Map(), problems }
-  if (parsed.root === undefined || parsed.root === null) {
-    return { readable: true, root: {}, exporters: new Map(), problems }
-  }
-  if (!isFileMapping(parsed.root)) {
+  if (!isFileMapping(parsed.root) && parsed.root !== undefined && parsed.root !== null) {
     problems.push({
       key: CONFIG_FILE_KEY,
       message: "must be a mapping with cluster, receivers, processors, exporters and service",
     })
     return { readable: false, root: {}, exporters: new Map(), problems }
   }
-  const root = parsed.root
+  const root = underlaid(base, isFileMapping(parsed.root) ? parsed.root : {})
   const serviceLeaves = serviceSettings.map((setting) => setting.key).filter((key) => key !== exportersSetting.key)
-  checkKeys(root, "", [...serviceLeaves, "exporters", "service.pipelines"], problems)
-  const exporters = readExporters(root, knownExporterTypes, problems)
-  checkPipelines(root, exporters, problems)
+  const componentLeaves = (kind: "receivers" | "processors") =>
+    catalog[kind].flatMap((component) =>
+      component.settings.settings.map((setting) => `${kind}.${component.type}.${setting.key}`),
+    )
+  checkKeys(
+    root,
+    "",
+    [
+      ...serviceLeaves,
+      ...componentLeaves("receivers"),
+      ...componentLeaves("processors"),
+      "exporters",
+      "service.pipelines",
+    ],
+    problems,
+  )
+  const exporters = readExporters(root, catalog, problems)
+  checkPipelines(root, exporters, catalog, problems)
   return { readable: true, root, exporters, problems }
 }

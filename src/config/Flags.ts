@@ -1,8 +1,8 @@
 import type { ConfigProblem } from "../component/Component.ts"
 import { didYouMean } from "./ClosestName.ts"
+import { type ComponentCatalog, settingsSections } from "./ComponentCatalog.ts"
 import type { Env, FlagValue } from "./ResolveSettings.ts"
 import type { AnySetting } from "./Setting.ts"
-import { allSettings } from "./Settings.ts"
 import { boolType, listType } from "./SettingType.ts"
 
 /** The flag naming the config file. */
@@ -22,7 +22,7 @@ export interface FlagSpec {
   readonly description: string
 }
 
-const settingFlags: ReadonlyArray<FlagSpec> = allSettings.flatMap((setting): ReadonlyArray<FlagSpec> => {
+const settingFlags = (setting: AnySetting): ReadonlyArray<FlagSpec> => {
   if (setting.flag === undefined) return []
   const takesValue = setting.type !== boolType
   const main: FlagSpec = { flag: setting.flag, takesValue, setting, description: setting.description }
@@ -35,19 +35,24 @@ const settingFlags: ReadonlyArray<FlagSpec> = allSettings.flatMap((setting): Rea
     description: `Turns ${setting.flag} off.`,
   }
   return [main, negated]
-})
+}
 
-/** Every flag the service settings consume, `--config` first. */
-export const serviceFlags: ReadonlyArray<FlagSpec> = [
-  {
-    flag: CONFIG_FLAG,
-    takesValue: true,
-    description: `Path of the YAML config file (else $${CONFIG_ENV}).`,
-  },
-  ...settingFlags,
-]
-
-const flagsByName: ReadonlyMap<string, FlagSpec> = new Map(serviceFlags.map((spec) => [spec.flag, spec]))
+/**
+ * Every flag of the service's settings and of the components of `catalog`, `--config` first. A
+ * component's flag sets that setting in every component of its type in the pipeline.
+ */
+export const serviceFlags = (catalog: ComponentCatalog): ReadonlyArray<FlagSpec> => {
+  const specs = new Map<string, FlagSpec>()
+  for (const section of settingsSections(catalog)) {
+    for (const setting of section.settings) {
+      for (const spec of settingFlags(setting)) if (!specs.has(spec.flag)) specs.set(spec.flag, spec)
+    }
+  }
+  return [
+    { flag: CONFIG_FLAG, takesValue: true, description: `Path of the YAML config file (else $${CONFIG_ENV}).` },
+    ...specs.values(),
+  ]
+}
 
 export interface ParsedFlags {
   readonly values: ReadonlyMap<AnySetting, FlagValue>
@@ -57,10 +62,11 @@ export interface ParsedFlags {
 
 /**
  * Parses the arguments after the subcommand: `--workers 4`, `--workers=4`, `--labels`, `--no-labels`,
- * `--labels=false`; a list flag given twice (`--exporter stdout --exporter nats`) collects both. Unknown
+ * `--labels=false`; a list flag given twice (`--exporter stdout --exporter kafka`) collects both. Unknown
  * flags and stray arguments are problems named by what the user typed.
  */
-export const parseFlags = (argv: ReadonlyArray<string>): ParsedFlags => {
+export const parseFlags = (argv: ReadonlyArray<string>, flags: ReadonlyArray<FlagSpec>): ParsedFlags => {
+  const flagsByName: ReadonlyMap<string, FlagSpec> = new Map(flags.map((spec) => [spec.flag, spec]))
   const values = new Map<AnySetting, FlagValue>()
   const problems: Array<ConfigProblem> = []
   let configPath: string | undefined
@@ -108,8 +114,12 @@ export const parseFlags = (argv: ReadonlyArray<string>): ParsedFlags => {
 }
 
 /** The config file to read: `--config`, else `$GPU_SERIALS_CONFIG`, else none. */
-export const configFilePath = (argv: ReadonlyArray<string>, env: Env): string | undefined => {
-  const fromFlag = parseFlags(argv).configPath
+export const configFilePath = (
+  argv: ReadonlyArray<string>,
+  env: Env,
+  flags: ReadonlyArray<FlagSpec>,
+): string | undefined => {
+  const fromFlag = parseFlags(argv, flags).configPath
   if (fromFlag !== undefined && fromFlag !== "") return fromFlag
   const fromEnv = env[CONFIG_ENV]
   return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv

@@ -1,7 +1,8 @@
-import { Duration, Effect, Schema } from "effect"
-import { DurationSetting } from "./DurationSetting.ts"
-import { formatGoDuration } from "./GoDuration.ts"
+import { Duration } from "effect"
+import type { SettingRule, SettingValues } from "./ResolveSettings.ts"
+import type { AnySetting, Setting } from "./Setting.ts"
 import type { Bounds } from "./SettingBounds.ts"
+import { floatType, intType, millisType, type SettingType } from "./SettingType.ts"
 
 /**
  * How failed writes are retried, as the OpenTelemetry Collector's `retry_on_failure`: randomized
@@ -54,10 +55,7 @@ export const maxRetryMultiplier = 10
 
 const HOUR_MILLIS = 3_600_000
 
-/**
- * The range of each common setting: a queue holds records in memory, and every delay must fit a timer.
- * The settings table documents them; the sections of exporters that validate themselves use them too.
- */
+/** The range of each common setting: a queue holds records in memory, and every delay must fit a timer. */
 export const queueSettingsBounds = {
   queueSize: { min: 1, max: 1_000_000 },
   batchSize: { min: 1, max: 100_000 },
@@ -70,92 +68,179 @@ export const queueSettingsBounds = {
   maxElapsed: { min: 1, max: 24 * HOUR_MILLIS },
 } as const satisfies Readonly<Record<string, Bounds>>
 
-const positiveInteger = "must be a positive integer"
+type Rule = (label: string) => (value: number) => string | undefined
 
-const boundedInt = (bounds: Bounds) =>
-  Schema.Number.annotate({ message: positiveInteger })
-    .check(Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value > 0, { message: positiveInteger }))
-    .check(
-      Schema.makeFilter((value: number) => value <= bounds.max, {
-        message: `must be between ${bounds.min} and ${bounds.max}`,
-      }),
-    )
+const positiveInteger: Rule = (label) => (value) => (value > 0 ? undefined : `${label} must be a positive integer`)
 
-const boundedDuration = (bounds: Bounds) =>
-  DurationSetting.check(
-    Schema.makeFilter((duration: Duration.Duration) => Duration.toMillis(duration) <= bounds.max, {
-      message: `must be at most ${formatGoDuration(bounds.max)}`,
-    }),
-  )
+const nonNegativeInteger: Rule = (label) => (value) =>
+  value >= 0 ? undefined : `${label} must be 0 or a positive integer`
 
-const nonNegativeInteger = "must be 0 or a positive integer"
+const positiveDuration: Rule = (label) => (value) =>
+  Number.isFinite(value) && value > 0 ? undefined : `${label} must be a positive duration`
 
-const NonNegativeInt = Schema.Number.annotate({ message: nonNegativeInteger })
-  .check(
-    Schema.makeFilter((value: number) => Number.isSafeInteger(value) && value >= 0, { message: nonNegativeInteger }),
-  )
-  .check(
-    Schema.makeFilter((value: number) => value <= queueSettingsBounds.maxAttempts.max, {
-      message: `must be at most ${queueSettingsBounds.maxAttempts.max}`,
-    }),
-  )
-
-const multiplierRule = `must be a number from 1 to ${maxRetryMultiplier}`
-
-const Multiplier = Schema.Number.annotate({ message: multiplierRule }).check(
-  Schema.makeFilter((value: number) => value >= 1 && value <= maxRetryMultiplier, { message: multiplierRule }),
-)
-
-const randomizationRule = "must be a number from 0 to 1"
-
-const RandomizationFactor = Schema.Number.annotate({ message: randomizationRule }).check(
-  Schema.makeFilter((value: number) => value >= 0 && value <= 1, { message: randomizationRule }),
-)
-
-const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
-  schema.pipe(Schema.withDecodingDefaultKey(Effect.succeed(value)))
-
-const defaultMillis = (duration: Duration.Duration): number => Duration.toMillis(duration)
-
-const RetrySettingsSection = Schema.Struct({
-  initialInterval: withDefault(
-    boundedDuration(queueSettingsBounds.initialInterval),
-    defaultMillis(defaultRetrySettings.initialInterval),
-  ),
-  maxInterval: withDefault(
-    boundedDuration(queueSettingsBounds.maxInterval),
-    defaultMillis(defaultRetrySettings.maxInterval),
-  ),
-  multiplier: withDefault(Multiplier, defaultRetrySettings.multiplier),
-  randomizationFactor: withDefault(RandomizationFactor, defaultRetrySettings.randomizationFactor),
-  maxAttempts: withDefault(NonNegativeInt, defaultRetrySettings.maxAttempts),
-  maxElapsed: withDefault(
-    boundedDuration(queueSettingsBounds.maxElapsed),
-    defaultMillis(defaultRetrySettings.maxElapsed),
-  ),
-}).check(
-  Schema.makeFilter((retry) =>
-    Duration.isGreaterThan(retry.initialInterval, retry.maxInterval)
-      ? { path: ["initialInterval"], issue: "must not be longer than maxInterval" }
-      : undefined,
-  ),
-)
-
-/**
- * The Schema fields of the common settings, to spread into an exporter's section schema; each key
- * is optional and defaults to `defaultQueueSettings`.
- */
-export const queueSettingsFields = {
-  queueSize: withDefault(boundedInt(queueSettingsBounds.queueSize), defaultQueueSettings.queueSize),
-  batchSize: withDefault(boundedInt(queueSettingsBounds.batchSize), defaultQueueSettings.batchSize),
-  writeTimeout: withDefault(
-    boundedDuration(queueSettingsBounds.writeTimeout),
-    defaultMillis(defaultQueueSettings.writeTimeout),
-  ),
-  retry: withDefault(RetrySettingsSection, {}),
+/** The queue and retry settings as rows of an exporter's settings. */
+interface QueueSettingRows {
+  readonly queueSize: Setting<number>
+  readonly batchSize: Setting<number>
+  readonly writeTimeout: Setting<number>
+  readonly initialInterval: Setting<number>
+  readonly maxInterval: Setting<number>
+  readonly multiplier: Setting<number>
+  readonly randomizationFactor: Setting<number>
+  readonly maxAttempts: Setting<number>
+  readonly maxElapsed: Setting<number>
 }
 
-/** Cross-key rule of the common settings, to add with `.check(...)` to an exporter's section schema. */
-export const batchFitsQueue = Schema.makeFilter((settings: Pick<QueueSettings, "queueSize" | "batchSize">) =>
-  settings.batchSize > settings.queueSize ? { path: ["batchSize"], issue: "must not exceed queueSize" } : undefined,
-)
+interface QueueSettingRow {
+  readonly key: string
+  readonly label: string
+  readonly value: number
+  readonly bounds: Bounds
+  readonly description: string
+}
+
+/** Rows of one value type and rule. */
+const rowsOf =
+  (type: SettingType<number>, rule: Rule | undefined) =>
+  (row: QueueSettingRow): Setting<number> => ({
+    key: row.key,
+    type,
+    default: row.value,
+    secret: "none",
+    label: row.label,
+    description: row.description,
+    ...(rule === undefined ? {} : { check: rule(row.label) }),
+    bounds: row.bounds,
+  })
+
+const makeQueueSettingRows = (): QueueSettingRows => {
+  const retry = defaultQueueSettings.retry
+  const count = rowsOf(intType, positiveInteger)
+  const factor = rowsOf(floatType, undefined)
+  const duration = rowsOf(millisType, positiveDuration)
+  return {
+    queueSize: count({
+      key: "queueSize",
+      label: "queue size",
+      value: defaultQueueSettings.queueSize,
+      bounds: queueSettingsBounds.queueSize,
+      description: "Records held at most (waiting and being written); more are dropped and counted. Config file only.",
+    }),
+    batchSize: count({
+      key: "batchSize",
+      label: "batch size",
+      value: defaultQueueSettings.batchSize,
+      bounds: queueSettingsBounds.batchSize,
+      description: "Records written in one write at most; not more than queueSize. Config file only.",
+    }),
+    writeTimeout: duration({
+      key: "writeTimeout",
+      label: "write timeout",
+      value: Duration.toMillis(defaultQueueSettings.writeTimeout),
+      bounds: queueSettingsBounds.writeTimeout,
+      description: "Deadline of one write attempt. Config file only.",
+    }),
+    initialInterval: duration({
+      key: "retry.initialInterval",
+      label: "retry initial interval",
+      value: Duration.toMillis(retry.initialInterval),
+      bounds: queueSettingsBounds.initialInterval,
+      description:
+        "Backoff before the first retry, grown by retry.multiplier on each retry; not more than retry.maxInterval. Config file only.",
+    }),
+    maxInterval: duration({
+      key: "retry.maxInterval",
+      label: "retry max interval",
+      value: Duration.toMillis(retry.maxInterval),
+      bounds: queueSettingsBounds.maxInterval,
+      description:
+        "Longest wait between two attempts, also when the sink asks for a longer one (Retry-After). Config file only.",
+    }),
+    multiplier: factor({
+      key: "retry.multiplier",
+      label: "retry multiplier",
+      value: retry.multiplier,
+      bounds: queueSettingsBounds.multiplier,
+      description: "Factor the backoff grows by on each retry. Config file only.",
+    }),
+    randomizationFactor: factor({
+      key: "retry.randomizationFactor",
+      label: "retry randomization factor",
+      value: retry.randomizationFactor,
+      bounds: queueSettingsBounds.randomizationFactor,
+      description: "Each wait is the backoff ± this fraction of it, at random. Config file only.",
+    }),
+    maxAttempts: rowsOf(
+      intType,
+      nonNegativeInteger,
+    )({
+      key: "retry.maxAttempts",
+      label: "retry max attempts",
+      value: retry.maxAttempts,
+      bounds: queueSettingsBounds.maxAttempts,
+      description:
+        "Write attempts per batch, the first included; 1 disables retries, 0 leaves them to retry.maxElapsed. Config file only.",
+    }),
+    maxElapsed: duration({
+      key: "retry.maxElapsed",
+      label: "retry max elapsed",
+      value: Duration.toMillis(retry.maxElapsed),
+      bounds: queueSettingsBounds.maxElapsed,
+      description:
+        "A batch still failing this long after its first attempt is dropped; the last retry starts by then. Config file only.",
+    }),
+  }
+}
+
+/**
+ * The queue and retry settings every exporter's section carries (the Collector's `sending_queue` and
+ * `retry_on_failure` in one): keys of the exporter's section, config file only.
+ */
+const settings: QueueSettingRows = makeQueueSettingRows()
+
+/** The queue settings as a list, in the order of the configuration reference, to spread into an exporter's settings. */
+export const queueSettingList: ReadonlyArray<AnySetting> = [
+  settings.queueSize,
+  settings.batchSize,
+  settings.writeTimeout,
+  settings.initialInterval,
+  settings.maxInterval,
+  settings.multiplier,
+  settings.randomizationFactor,
+  settings.maxAttempts,
+  settings.maxElapsed,
+]
+
+/** A batch fits in the queue, and the first retry waits no longer than any retry may. */
+export const queueSettingsRule: SettingRule = (values) => {
+  const problems: Array<{ setting: AnySetting; message: string }> = []
+  const queueSize = values.get(settings.queueSize)
+  const batchSize = values.get(settings.batchSize)
+  if (queueSize !== undefined && batchSize !== undefined && batchSize > queueSize) {
+    problems.push({ setting: settings.batchSize, message: "batch size must not exceed queueSize" })
+  }
+  const initial = values.get(settings.initialInterval)
+  const max = values.get(settings.maxInterval)
+  if (initial !== undefined && max !== undefined && initial > max) {
+    problems.push({
+      setting: settings.initialInterval,
+      message: "retry initial interval must not be longer than retry.maxInterval",
+    })
+  }
+  return problems
+}
+
+/** The resolved queue settings, once resolution found no problems. */
+export const queueSettingsOf = (values: SettingValues): QueueSettings => ({
+  queueSize: values.require(settings.queueSize),
+  batchSize: values.require(settings.batchSize),
+  writeTimeout: Duration.millis(values.require(settings.writeTimeout)),
+  retry: {
+    initialInterval: Duration.millis(values.require(settings.initialInterval)),
+    maxInterval: Duration.millis(values.require(settings.maxInterval)),
+    multiplier: values.require(settings.multiplier),
+    randomizationFactor: values.require(settings.randomizationFactor),
+    maxAttempts: values.require(settings.maxAttempts),
+    maxElapsed: Duration.millis(values.require(settings.maxElapsed)),
+  },
+})

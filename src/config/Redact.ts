@@ -1,7 +1,8 @@
 import { REDACTED, redactUrlList, redactUrlsIn } from "../log/UrlRedaction.ts"
+import type { ComponentCatalog } from "./ComponentCatalog.ts"
 import { type FileMapping, isFileMapping } from "./ResolveSettings.ts"
+import { serviceSettings } from "./ServiceSettings.ts"
 import type { AnySetting, Secrecy } from "./Setting.ts"
-import { exporterSettings, serviceSettings } from "./Settings.ts"
 
 /** A value with its secret parts replaced; key=value lists keep their keys and lose their values. */
 export const redactValue = (secrecy: Secrecy, value: unknown): unknown => {
@@ -11,7 +12,7 @@ export const redactValue = (secrecy: Secrecy, value: unknown): unknown => {
   return REDACTED
 }
 
-// Sections the settings table does not describe (stdout, third-party exporters) are redacted by key name.
+// Sections no settings describe (third-party exporters) are redacted by key name.
 const SECRET_KEY = /pass|secret|token|cred|seed|private|api[-_]?key|auth|header|cookie|signature/i
 
 const redactByName = (value: unknown, secret: boolean): unknown => {
@@ -41,22 +42,30 @@ const redactSettings = (mapping: FileMapping, settings: ReadonlyArray<AnySetting
   return copy
 }
 
+const redactComponents = (
+  sections: unknown,
+  known: ReadonlyArray<{ readonly type: string; readonly settings: { readonly settings: ReadonlyArray<AnySetting> } }>,
+): unknown => {
+  if (!isFileMapping(sections)) return sections
+  return Object.fromEntries(
+    Object.entries(sections).map(([id, section]) => {
+      const type = id.split("/")[0] ?? id
+      const settings = known.find((component) => component.type === type)?.settings.settings
+      const described = isFileMapping(section) && section.module === undefined && settings !== undefined
+      return [id, described ? redactSettings(section, settings) : redactByName(section, false)]
+    }),
+  )
+}
+
 /**
- * The config file with every secret replaced by `<redacted>`: the secret settings of the table, and in
- * sections the table does not describe, values under names that look secret and the secrets of URLs.
+ * The config file with every secret replaced by `<redacted>`: the secret settings of the service and of
+ * the components of `catalog`, and in sections no settings describe, values under names that look
+ * secret and the secrets of URLs.
  */
-export const redactConfigFile = (file: FileMapping): FileMapping => {
+export const redactConfigFile = (file: FileMapping, catalog: ComponentCatalog): FileMapping => {
   const redacted: Record<string, unknown> = { ...redactSettings(file, serviceSettings) }
-  const exporters = file.exporters
-  if (isFileMapping(exporters)) {
-    redacted.exporters = Object.fromEntries(
-      Object.entries(exporters).map(([id, section]) => {
-        const type = id.split("/")[0] ?? id
-        const settings = exporterSettings(type)
-        const described = isFileMapping(section) && section.module === undefined && settings.length > 0
-        return [id, described ? redactSettings(section, settings) : redactByName(section, false)]
-      }),
-    )
+  for (const kind of ["receivers", "processors", "exporters"] as const) {
+    if (Object.hasOwn(file, kind)) redacted[kind] = redactComponents(file[kind], catalog[kind])
   }
   return redacted
 }

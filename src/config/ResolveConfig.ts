@@ -1,18 +1,23 @@
 import { Result } from "effect"
 import type { ConfigProblem } from "../component/Component.ts"
-import { CONFIG_FILE_KEY, type DefinedExporter, readConfigFile } from "./ConfigFile.ts"
+import type { ComponentCatalog } from "./ComponentCatalog.ts"
+import { type ComponentSettings, type ConfigurableComponent, sectionOf } from "./ComponentSettings.ts"
+import { CONFIG_FILE_KEY, type DefinedExporter, PIPELINE, readConfigFile } from "./ConfigFile.ts"
 import { ConfigInvalid } from "./ConfigInvalid.ts"
-import { hasExporterSettings, resolveExporterSection } from "./ExporterSection.ts"
-import { parseFlags } from "./Flags.ts"
-import { type Env, resolveSettings, type SettingValues } from "./ResolveSettings.ts"
-import type { ExporterConfig, ServiceConfig } from "./ServiceConfig.ts"
+import { parseFlags, serviceFlags } from "./Flags.ts"
 import {
-  burstSetting,
+  type Env,
+  type FileMapping,
+  type FlagValue,
+  isFileMapping,
+  resolveSettings,
+  type SettingValues,
+  valueAt,
+} from "./ResolveSettings.ts"
+import type { ComponentConfig, ExporterConfig, ServiceConfig } from "./ServiceConfig.ts"
+import {
   clusterNameSetting,
-  containerSetting,
   exportersSetting,
-  kubeconfigSetting,
-  labelSelectorSetting,
   leaderElectionSetting,
   leaderIdentitySetting,
   leaseDurationSetting,
@@ -21,23 +26,14 @@ import {
   leaseRenewDeadlineSetting,
   leaseRetryPeriodSetting,
   logLevelSetting,
-  namespaceSetting,
-  nodeLabelPrefixSetting,
-  nodeLabelsEnabledSetting,
-  nvidiaSmiMaxOutputSetting,
-  nvidiaSmiModeSetting,
-  qpsSetting,
-  removalGraceSetting,
-  reportIntervalSetting,
-  resyncSetting,
   serverAddressSetting,
   serverPortSetting,
   serviceRules,
   serviceSettings,
   shutdownTimeoutSetting,
-  timeoutSetting,
-  workersSetting,
-} from "./Settings.ts"
+} from "./ServiceSettings.ts"
+import type { AnySetting } from "./Setting.ts"
+import { listType } from "./SettingType.ts"
 import type { ConfigOrigins, ValueOrigin } from "./ValueOrigin.ts"
 
 /** Everything configuration is made from; the caller reads the environment and the file. */
@@ -47,14 +43,55 @@ export interface ConfigSources {
   readonly env: Env
   /** The config file named by `--config` or `$GPU_SERIALS_CONFIG` (see `configFilePath`), when there is one. */
   readonly file?: { readonly path: string; readonly text: string }
-  /** Exporter types with a factory; other types need a `module`. */
-  readonly knownExporterTypes: ReadonlyArray<string>
+  /**
+   * A config object in the file's layout under the config file: what a program running the service sets
+   * unless the user's file, environment or flags say otherwise (the demo's cluster and defaults).
+   */
+  readonly base?: FileMapping
+  /** The component types of this build, with their settings; exporters of other types need a `module`. */
+  readonly catalog: ComponentCatalog
 }
 
-/** The effective config and where each value came from. */
+/** The effective config, where each value came from, and the same config in the config file's layout. */
 export interface ResolvedConfig {
   readonly config: ServiceConfig
+  /** By dotted file path (`exporters.stdout/audit.queueSize`). */
   readonly origins: ConfigOrigins
+  /** Every value in the form the config file writes it, secrets in clear; reading it back gives the same config. */
+  readonly file: FileMapping
+}
+
+type Overrides = { readonly flags: ReadonlyMap<AnySetting, FlagValue>; readonly env: Env }
+
+const noOverrides: Overrides = { flags: new Map(), env: {} }
+
+/** One section resolved: its values, problems, origins by full path, and its file form. */
+interface ResolvedSection {
+  readonly values: SettingValues
+  readonly problems: ReadonlyArray<ConfigProblem>
+  readonly origins: Readonly<Record<string, ValueOrigin>>
+  readonly section: FileMapping
+}
+
+const resolveSection = (
+  spec: ComponentSettings<unknown>,
+  path: string,
+  mapping: FileMapping | undefined,
+  overrides: Overrides,
+): ResolvedSection => {
+  const resolved = resolveSettings(spec.settings, spec.rules ?? [], {
+    flags: overrides.flags,
+    env: overrides.env,
+    file: { mapping, path },
+  })
+  const origins: Record<string, ValueOrigin> = {}
+  for (const setting of spec.settings) origins[`${path}.${setting.key}`] = resolved.values.origin(setting)
+  return {
+    values: resolved.values,
+    problems: resolved.problems,
+    origins,
+    section: sectionOf(spec.settings, resolved.values),
+  }
 }
 
 const exporterListProblem = (
@@ -94,60 +131,52 @@ const selectExporters = (
   return selected
 }
 
-const toServiceConfig = (values: SettingValues, exporters: ReadonlyArray<ExporterConfig>): ServiceConfig => ({
-  clusterName: values.require(clusterNameSetting),
-  kubeExec: {
-    namespace: values.require(namespaceSetting),
-    labelSelector: values.require(labelSelectorSetting),
-    container: values.require(containerSetting),
-    workers: values.require(workersSetting),
-    timeoutMs: values.require(timeoutSetting),
-    resyncMs: values.require(resyncSetting),
-    qps: values.require(qpsSetting),
-    burst: values.require(burstSetting),
-    kubeconfig: values.require(kubeconfigSetting),
-    nvidiaSmi: {
-      mode: values.require(nvidiaSmiModeSetting),
-      maxOutputBytes: values.require(nvidiaSmiMaxOutputSetting),
-    },
-    nodeLabels: {
-      enabled: values.require(nodeLabelsEnabledSetting),
-      prefix: values.require(nodeLabelPrefixSetting),
-    },
-  },
-  inventory: {
-    reportIntervalMs: values.require(reportIntervalSetting),
-    removalGraceMs: values.require(removalGraceSetting),
-  },
-  exporters,
-  leaderElection: {
-    enabled: values.require(leaderElectionSetting),
-    leaseName: values.require(leaseNameSetting),
-    leaseNamespace: values.require(leaseNamespaceSetting),
-    leaseDurationMs: values.require(leaseDurationSetting),
-    renewDeadlineMs: values.require(leaseRenewDeadlineSetting),
-    retryPeriodMs: values.require(leaseRetryPeriodSetting),
-    identity: values.require(leaderIdentitySetting),
-  },
-  telemetry: {
-    logLevel: values.require(logLevelSetting),
-    serverPort: values.require(serverPortSetting),
-    serverAddress: values.require(serverAddressSetting),
-  },
-  shutdownTimeoutMs: values.require(shutdownTimeoutSetting),
+/** The receivers or processors of the pipeline: the file's list, else every type of the build. */
+const pipelineComponents = (
+  root: FileMapping,
+  kind: "receivers" | "processors",
+  known: ReadonlyArray<ConfigurableComponent>,
+): ReadonlyArray<ConfigurableComponent> => {
+  const listed = listType.fromFile(valueAt(root, `service.pipelines.${PIPELINE}.${kind}`) ?? [], true)
+  const ids = Result.isSuccess(listed) && listed.success.length > 0 ? listed.success : known.map((c) => c.type)
+  return ids.flatMap((id) => known.filter((component) => component.type === id))
+}
+
+interface Pending {
+  readonly id: string
+  readonly type: string
+  readonly spec: ComponentSettings<unknown>
+  readonly values: SettingValues
+}
+
+const built = (pending: Pending): ComponentConfig => ({
+  id: pending.id,
+  type: pending.type,
+  config: pending.spec.build(pending.values),
 })
+
+const fileSection = (root: FileMapping, path: string): FileMapping | undefined => {
+  const section = valueAt(root, path)
+  return isFileMapping(section) ? section : undefined
+}
 
 /**
  * Resolves the effective config: for each setting its flag, else its environment variable, else the
  * config file, else the default. Every problem is reported at once, each under the key the user wrote.
- * The sections of the built-in exporters with settings (http, postgres, nats, otlp) are checked here
- * (their environment variables and flags applied when the exporter is in the pipeline); other exporters'
- * sections are left to their factories, whose problems the caller keys with `exporterProblemKey`.
+ * Each built-in component's section is resolved with that component's own settings (their environment
+ * variables and flags applied to the components of the pipeline); third-party exporters' sections are
+ * left to their factories, whose problems carry their file paths.
  */
 export const resolveConfigWithOrigins = (sources: ConfigSources): Result.Result<ResolvedConfig, ConfigInvalid> => {
-  const flags = parseFlags(sources.argv)
-  const file = sources.file === undefined ? undefined : readConfigFile(sources.file.text, sources.knownExporterTypes)
+  const { catalog } = sources
+  const flags = parseFlags(sources.argv, serviceFlags(catalog))
+  const file =
+    sources.file === undefined && sources.base === undefined
+      ? undefined
+      : readConfigFile(sources.file?.text ?? "", catalog, sources.base)
+  const root = file?.root ?? {}
   const problems: Array<ConfigProblem> = [...flags.problems, ...(file?.problems ?? [])]
+  const overrides: Overrides = { flags: flags.values, env: sources.env }
   const service = resolveSettings(serviceSettings, serviceRules, {
     flags: flags.values,
     env: sources.env,
@@ -157,34 +186,78 @@ export const resolveConfigWithOrigins = (sources: ConfigSources): Result.Result<
   const origins: Record<string, ValueOrigin> = {}
   for (const setting of serviceSettings) origins[setting.key] = service.values.origin(setting)
 
+  const effective: Record<string, unknown> = {
+    cluster: {},
+    receivers: {},
+    processors: {},
+    exporters: {},
+    service: {},
+  }
+  Object.assign(
+    effective,
+    sectionOf(
+      serviceSettings.filter((setting) => setting !== exportersSetting),
+      service.values,
+    ),
+  )
+
+  const components = (kind: "receivers" | "processors"): ReadonlyArray<Pending> => {
+    const sections: Record<string, unknown> = {}
+    effective[kind] = sections
+    return pipelineComponents(root, kind, catalog[kind]).map((component) => {
+      const path = `${kind}.${component.type}`
+      const resolved = resolveSection(component.settings, path, fileSection(root, path), overrides)
+      problems.push(...resolved.problems)
+      Object.assign(origins, resolved.origins)
+      sections[component.type] = resolved.section
+      return { id: component.type, type: component.type, spec: component.settings, values: resolved.values }
+    })
+  }
+  const receivers = components("receivers")
+  const processors = components("processors")
+
+  const knownExporterTypes = catalog.exporters.map((exporter) => exporter.type)
   const defined = file?.exporters ?? new Map<string, DefinedExporter>()
-  const selected = selectExporters(service.values, defined, sources.knownExporterTypes, problems)
+  const selected = selectExporters(service.values, defined, knownExporterTypes, problems)
   const selectedIds = new Set(selected.map((exporter) => exporter.id))
   const candidates = [...selected, ...[...defined.values()].filter((exporter) => !selectedIds.has(exporter.id))]
-  const exporters: Array<ExporterConfig> = []
+  const exporters: Array<Pending | ExporterConfig> = []
+  const exporterSections: Record<string, unknown> = {}
   for (const exporter of candidates) {
     const inPipeline = selectedIds.has(exporter.id)
-    const module = exporter.module
-    let section: unknown = exporter.section
-    if (module === undefined && hasExporterSettings(exporter.type)) {
-      const resolved = resolveExporterSection(
-        exporter.type,
-        `exporters.${exporter.id}`,
-        defined.has(exporter.id) ? exporter.section : undefined,
-        // Environment variables and flags configure an exporter only when the pipeline uses it.
-        inPipeline ? { flags: flags.values, env: sources.env } : { flags: new Map(), env: {} },
-      )
-      problems.push(...resolved.problems)
-      section = resolved.section
-      if (inPipeline) Object.assign(origins, resolved.origins)
+    const known = catalog.exporters.find((candidate) => candidate.type === exporter.type)
+    if (exporter.module !== undefined || known === undefined) {
+      if (inPipeline && exporter.module !== undefined) {
+        exporters.push({ id: exporter.id, type: exporter.type, module: exporter.module, section: exporter.section })
+        exporterSections[exporter.id] = { module: exporter.module, ...exporter.section }
+      }
+      continue
     }
-    if (inPipeline) {
-      exporters.push(
-        module === undefined
-          ? { id: exporter.id, type: exporter.type, section }
-          : { id: exporter.id, type: exporter.type, module, section },
-      )
-    }
+    const path = `exporters.${exporter.id}`
+    const resolved = resolveSection(
+      known.settings,
+      path,
+      defined.has(exporter.id) ? exporter.section : undefined,
+      // Environment variables and flags configure an exporter only when the pipeline uses it.
+      inPipeline ? overrides : noOverrides,
+    )
+    problems.push(...resolved.problems)
+    if (!inPipeline) continue
+    Object.assign(origins, resolved.origins)
+    exporterSections[exporter.id] = resolved.section
+    exporters.push({ id: exporter.id, type: exporter.type, spec: known.settings, values: resolved.values })
+  }
+  effective.exporters = exporterSections
+  const serviceSection = isFileMapping(effective.service) ? effective.service : {}
+  effective.service = {
+    ...serviceSection,
+    pipelines: {
+      [PIPELINE]: {
+        receivers: receivers.map((receiver) => receiver.id),
+        processors: processors.map((processor) => processor.id),
+        exporters: exporters.map((exporter) => exporter.id),
+      },
+    },
   }
 
   if (file !== undefined && !file.readable) {
@@ -199,18 +272,31 @@ export const resolveConfigWithOrigins = (sources: ConfigSources): Result.Result<
     return Result.fail(ConfigInvalid.of(problems.filter((problem) => judged.has(problem.key))))
   }
   if (problems.length > 0) return Result.fail(ConfigInvalid.of(problems))
-  return Result.succeed({ config: toServiceConfig(service.values, exporters), origins })
+  const values = service.values
+  const config: ServiceConfig = {
+    clusterName: values.require(clusterNameSetting),
+    receivers: receivers.map(built),
+    processors: processors.map(built),
+    exporters: exporters.map((exporter) => ("spec" in exporter ? built(exporter) : exporter)),
+    leaderElection: {
+      enabled: values.require(leaderElectionSetting),
+      leaseName: values.require(leaseNameSetting),
+      leaseNamespace: values.require(leaseNamespaceSetting),
+      leaseDurationMs: values.require(leaseDurationSetting),
+      renewDeadlineMs: values.require(leaseRenewDeadlineSetting),
+      retryPeriodMs: values.require(leaseRetryPeriodSetting),
+      identity: values.require(leaderIdentitySetting),
+    },
+    telemetry: {
+      logLevel: values.require(logLevelSetting),
+      serverPort: values.require(serverPortSetting),
+      serverAddress: values.require(serverAddressSetting),
+    },
+    shutdownTimeoutMs: values.require(shutdownTimeoutSetting),
+  }
+  return Result.succeed({ config, origins, file: effective })
 }
 
 /** The effective config, or every problem with it. */
 export const resolveConfig = (sources: ConfigSources): Result.Result<ServiceConfig, ConfigInvalid> =>
   Result.map(resolveConfigWithOrigins(sources), (resolved) => resolved.config)
-
-/**
- * The key to report a problem an exporter's factory found at `relativeKey` of its section: the
- * environment variable or flag the value came from when known, else the dotted file path.
- */
-export const exporterProblemKey = (origins: ConfigOrigins, exporterId: string, relativeKey: string): string => {
-  const path = relativeKey === "" ? `exporters.${exporterId}` : `exporters.${exporterId}.${relativeKey}`
-  return origins[path]?.key ?? path
-}

@@ -1,12 +1,15 @@
 /**
- * The effective configuration of the service: every value typed, checked and defaulted. Durations are
- * milliseconds (`timeoutMs`), sizes bytes.
+ * The effective configuration of the service: its own settings typed, checked and defaulted, and the
+ * pipeline's components with the configs their own settings built. Durations are milliseconds
+ * (`shutdownTimeoutMs`), sizes bytes.
  */
 export interface ServiceConfig {
   /** Written into every record (`cluster`). */
   readonly clusterName: string
-  readonly kubeExec: KubeExecConfig
-  readonly inventory: InventoryConfig
+  /** The pipeline's receivers, in the order they were listed. */
+  readonly receivers: ReadonlyArray<ComponentConfig>
+  /** The pipeline's processors, in the order they were listed. */
+  readonly processors: ReadonlyArray<ComponentConfig>
   /** The pipeline's exporters, in the order they were listed. */
   readonly exporters: ReadonlyArray<ExporterConfig>
   readonly leaderElection: LeaderElectionConfig
@@ -15,55 +18,27 @@ export interface ServiceConfig {
   readonly shutdownTimeoutMs: number
 }
 
-export type NvidiaSmiMode = "auto" | "xml" | "csv"
-
-/** The `kube_exec` receiver: which pods are read, how fast, and what is written back to nodes. */
-export interface KubeExecConfig {
-  readonly namespace: string
-  readonly labelSelector: string
-  readonly container: string
-  readonly workers: number
-  /** Deadline per pod: exec, node lookup and hand-off to the exporters. */
-  readonly timeoutMs: number
-  /** 0: no periodic resync. */
-  readonly resyncMs: number
-  readonly qps: number
-  readonly burst: number
-  /** Empty: in-cluster config, then the default kubeconfig. */
-  readonly kubeconfig: string
-  readonly nvidiaSmi: {
-    readonly mode: NvidiaSmiMode
-    readonly maxOutputBytes: number
-  }
-  readonly nodeLabels: {
-    readonly enabled: boolean
-    /** DNS subdomain: labels are `<prefix>/gpu-<index>`. */
-    readonly prefix: string
-  }
-}
-
-/** The `inventory` processor. */
-export interface InventoryConfig {
-  /** How often unchanged GPUs are re-affirmed as `observed`; 0: never. */
-  readonly reportIntervalMs: number
-  /** How long a gone node, pod or GPU is kept before its GPUs are removed. */
-  readonly removalGraceMs: number
+/** A built-in component of the pipeline with the config its settings built. */
+export interface ComponentConfig {
+  /** `type`, or `type/name` for an exporter. */
+  readonly id: string
+  readonly type: string
+  readonly config: unknown
 }
 
 /**
- * One exporter component of the pipeline. `section` is its config-file section (without `module`): for
- * the built-in types with settings (http, postgres, nats, otlp) already checked, with every default filled
- * in and the environment variables and flags applied; for the others as written, for their factory to
- * validate.
+ * One exporter of the pipeline: a built-in one with its config, or a third-party one with its module and
+ * its config-file section (without `module`), for its own factory to validate once the module is loaded.
  */
-export interface ExporterConfig {
-  /** `type` or `type/name`, as in the config file. */
-  readonly id: string
-  readonly type: string
-  /** npm package or path of a third-party exporter. */
-  readonly module?: string
-  readonly section: unknown
-}
+export type ExporterConfig =
+  | ComponentConfig
+  | {
+      readonly id: string
+      readonly type: string
+      /** npm package or path of a third-party exporter. */
+      readonly module: string
+      readonly section: unknown
+    }
 
 export interface LeaderElectionConfig {
   readonly enabled: boolean

@@ -4,21 +4,20 @@ import type { SettingType } from "./SettingType.ts"
 
 /**
  * How a secret is kept out of printed config and messages: `value` hides the whole value (for a
- * key=value list, every value), `userinfo` hides the credentials and query values of a URL (`nats://<redacted>@host`).
+ * key=value list, every value), `userinfo` hides the credentials and query values of a URL (`https://<redacted>@host`).
  */
 export type Secrecy = "none" | "value" | "userinfo"
 
 /**
- * One setting of the service: where it lives in the config file, its environment variable and flag,
+ * One setting: where it lives in its section of the config file, its environment variable and flag,
  * its type, default, rule and the message a user reads when the rule is broken.
  *
- * `exporter` is set for settings of a built-in exporter: `key` is then relative to that exporter's
- * section (`exporters.nats.url` has key `url`), and the environment variable and flag apply to every
- * selected exporter of that type. Otherwise `key` is the full dotted path in the file.
+ * `key` is relative to the section that declares the setting: a component's settings are keyed within
+ * its section (`exporters.stdout.queueSize` has key `queueSize`), and their environment variable and flag apply to
+ * every component of that type in the pipeline; the service's own settings are keyed from the root.
  */
 export interface Setting<T> {
   readonly key: string
-  readonly exporter?: string
   readonly env?: string
   readonly flag?: string
   readonly type: SettingType<T>
@@ -43,10 +42,6 @@ export interface Setting<T> {
 
 /** A setting of any type, as the table lists them (the rule and formatter are read with its own values only). */
 export type AnySetting = Setting<unknown>
-
-/** The dotted path of a setting in the config file, with an exporter's default component id. */
-export const settingPath = (setting: AnySetting): string =>
-  setting.exporter === undefined ? setting.key : `exporters.${setting.exporter}.${setting.key}`
 
 /** What is wrong with a value that was read: the setting's rule, then its range; range messages start with `label`. */
 export const valueProblem = (setting: AnySetting, value: unknown, label = setting.label): string | undefined => {

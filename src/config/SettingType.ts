@@ -185,7 +185,7 @@ const decodePercent = (text: string): string | undefined => {
 
 /**
  * `key=value` pairs joined by commas with percent-encoded values, the format of the OpenTelemetry
- * variables `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_RESOURCE_ATTRIBUTES`.
+ * standard OpenTelemetry variables of headers and resource attributes.
  */
 const pairsFromText = (text: string, reveal: boolean): Result.Result<Readonly<Record<string, string>>, string> => {
   const pairs: Record<string, string> = {}

@@ -1,10 +1,10 @@
-import { type AnySetting, settingPath } from "./Setting.ts"
+import { type ComponentCatalog, pathIn, type SettingsSection, settingsSections } from "./ComponentCatalog.ts"
+import type { AnySetting } from "./Setting.ts"
 import { boundsText } from "./SettingBounds.ts"
-import { allSettings } from "./Settings.ts"
 
 /** One row of the configuration reference (README table, `--help`). */
 export interface SettingReference {
-  /** Dotted config-file path, with an exporter's default component id (`exporters.nats.url`). */
+  /** Dotted config-file path, with a component's type as its id (`exporters.stdout.queueSize`). */
   readonly path: string
   readonly env?: string
   readonly flag?: string
@@ -28,17 +28,14 @@ const defaultText = (setting: AnySetting): string | undefined => {
     .join(",")
 }
 
-/** Whether a setting applies to a service whose exporters are `exporterTypes` (all of them when absent). */
-export const settingApplies =
-  (exporterTypes: ReadonlyArray<string> | undefined) =>
-  (setting: AnySetting): boolean =>
-    exporterTypes === undefined || setting.exporter === undefined || exporterTypes.includes(setting.exporter)
-
-/** One setting as the configuration reference lists it. */
-export const settingReference = (setting: AnySetting): SettingReference => {
+/** One setting of `section` (the root unless given) as the configuration reference lists it. */
+export const settingReference = (
+  setting: AnySetting,
+  section: SettingsSection = { path: "", settings: [setting] },
+): SettingReference => {
   const text = defaultText(setting)
   return {
-    path: settingPath(setting),
+    path: pathIn(section, setting),
     ...(setting.env === undefined ? {} : { env: setting.env }),
     ...(setting.flag === undefined ? {} : { flag: setting.flag }),
     type: setting.type.name,
@@ -51,19 +48,16 @@ export const settingReference = (setting: AnySetting): SettingReference => {
   }
 }
 
-/**
- * Every setting as the configuration reference lists it, in the table's order; given the exporter types a
- * build has, only the settings of those exporters.
- */
-export const settingsReference = (exporterTypes?: ReadonlyArray<string>): ReadonlyArray<SettingReference> =>
-  allSettings.filter(settingApplies(exporterTypes)).map(settingReference)
+/** Every setting of the service and of the components of `catalog`, in the reference's order. */
+export const settingsReference = (catalog: ComponentCatalog): ReadonlyArray<SettingReference> =>
+  settingsSections(catalog).flatMap((section) => section.settings.map((setting) => settingReference(setting, section)))
 
 const cell = (text: string | undefined): string =>
   text === undefined || text === "" ? "" : `\`${text.replaceAll("|", "\\|")}\``
 
 /** The configuration reference as a Markdown table. */
-export const settingsReferenceMarkdown = (exporterTypes?: ReadonlyArray<string>): string => {
-  const rows = settingsReference(exporterTypes).map((row) =>
+export const settingsReferenceMarkdown = (catalog: ComponentCatalog): string => {
+  const rows = settingsReference(catalog).map((row) =>
     [
       cell(row.env),
       cell(row.flag),

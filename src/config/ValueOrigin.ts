@@ -12,5 +12,5 @@ export interface ValueOrigin {
   readonly key: string
 }
 
-/** Origins of the effective config by dotted file path (`exporters.nats/archive.url`). */
+/** Origins of the effective config by dotted file path (`exporters.stdout/audit.queueSize`). */
 export type ConfigOrigins = Readonly<Record<string, ValueOrigin>>

@@ -1,15 +1,44 @@
+import type { ComponentFactory } from "../component/Component.ts"
 import { type ComponentFactories, ComponentRegistry } from "../component/ComponentRegistry.ts"
+import type { ExporterFactory } from "../component/Exporter.ts"
+import type { Processor } from "../component/Processor.ts"
+import type { Receiver } from "../component/Receiver.ts"
+import type { Configured } from "../config/ComponentSettings.ts"
 import * as NatsExporter from "../exporter/nats/NatsExporter.ts"
+import * as NatsKvInventoryStore from "../exporter/nats/NatsKvInventoryStore.ts"
 import * as OtlpExporter from "../exporter/otlp/OtlpExporter.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
+import type { StoreFactory } from "../processor/inventory/InventoryStore.ts"
+import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
 import { factory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
+import type { PipelineServices } from "./PipelineServices.ts"
 
-/** The factories this distribution ships; third-party exporters are loaded from the config. */
-export const builtinComponents: ComponentFactories = {
+/** A receiver type of this build: it makes observations for the pipeline's processor. */
+// biome-ignore lint/suspicious/noExplicitAny: each factory takes the config its own settings build.
+export type BuiltinReceiver = ComponentFactory<"receiver", any, Receiver, PipelineServices> & Configured<unknown>
+
+/** A processor type of this build: it turns observations into events for the exporters. */
+// biome-ignore lint/suspicious/noExplicitAny: each factory takes the config its own settings build.
+export type BuiltinProcessor = ComponentFactory<"processor", any, Processor, PipelineServices> & Configured<unknown>
+
+/** An exporter type of this build. */
+export type BuiltinExporter = ExporterFactory & Configured<unknown>
+
+/** The components of this distribution, as the Collector's `components()`; third-party exporters are loaded from the config. */
+export interface Distribution extends ComponentFactories {
+  readonly receivers: ReadonlyArray<BuiltinReceiver>
+  readonly processors: ReadonlyArray<BuiltinProcessor>
+  readonly exporters: ReadonlyArray<BuiltinExporter>
+  /** The stores the inventory's `store` setting can name. */
+  readonly stores: ReadonlyArray<StoreFactory>
+}
+
+export const builtinComponents: Distribution = {
   receivers: [kubeExecFactory],
   processors: [inventoryFactory],
   exporters: [StdoutExporter.factory, OtlpExporter.factory, NatsExporter.factory],
+  stores: [MemoryInventoryStore.storeFactory, NatsKvInventoryStore.storeFactory],
 }
 
 /** The registry of the built-in factories. */

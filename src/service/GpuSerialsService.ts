@@ -1,19 +1,20 @@
 import { Cause, Duration, Effect, Exit, Layer, Queue, Schedule, Scope } from "effect"
 import type { ConfiguredExporter } from "../component/ComponentRegistry.ts"
+import { ComponentStartError } from "../component/ComponentStartError.ts"
+import { EventConsumer } from "../component/EventConsumer.ts"
+import type { Receiver } from "../component/Receiver.ts"
 import { ShutdownDeadline } from "../component/ShutdownDeadline.ts"
-import type { ServiceConfig } from "../config/ServiceConfig.ts"
+import type { ComponentConfig, ServiceConfig } from "../config/ServiceConfig.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
 import { ExporterFanout } from "../exporter/ExporterFanout.ts"
-import * as NatsKvInventoryStore from "../exporter/nats/NatsKvInventoryStore.ts"
-import { InventoryProcessor } from "../processor/inventory/InventoryProcessor.ts"
-import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
-import { makeFactory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
-import { defaultTuning, type KubeExecTuning } from "../receiver/kube/KubeExecReceiver.ts"
+import { InventoryStores } from "../processor/inventory/InventoryStore.ts"
 import { HealthServer } from "../telemetry/HealthServer.ts"
 import * as OtelServiceMetrics from "../telemetry/OtelServiceMetrics.ts"
 import { ReadinessChecks } from "../telemetry/ReadinessChecks.ts"
 import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
+import { builtinComponents, type Distribution } from "./BuiltinComponents.ts"
+import { storeHost } from "./InventoryStoreHost.ts"
 
 export interface GpuSerialsServiceOptions {
   readonly config: ServiceConfig
@@ -25,15 +26,16 @@ export interface GpuSerialsServiceOptions {
   readonly tapEvents?: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
   /** Called once the health server listens, with its port. */
   readonly onListening?: (port: number) => Effect.Effect<void>
-  readonly receiverTuning?: KubeExecTuning
+  /** The receiver, processor and store types the pipeline's config names; the built-in ones unless given. */
+  readonly components?: Pick<Distribution, "receivers" | "processors" | "stores">
 }
 
 const readinessNames = ["informers", "readings", "inventory", "exporters"] as const
 const exporterStatsInterval = "5 seconds"
 
 /**
- * The service: the `kube_exec` receiver feeds node observations to the `inventory` processor, whose
- * events fan out to the exporters; a health server answers /healthz, /readyz and /metrics. Runs until
+ * The service: the pipeline's receivers feed node observations to its processor, whose events fan out to
+ * the exporters, each built by its factory from the pipeline's config; a health server answers /healthz, /readyz and /metrics. Runs until
  * interrupted, then shuts down in order within `shutdownTimeout`: the receiver stops taking pods and
  * abandons those in flight, the inventory takes the observations already made, the exporters write what
  * they hold in the time left (each one logs what it could not write), the server closes.
@@ -76,42 +78,67 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
     Effect.forkScoped,
   )
 
-  // A nats exporter's KV bucket of current locations is the inventory's durable store; memory otherwise.
+  const components = options.components ?? builtinComponents
+  const factoryOf = <F extends { readonly type: string }>(
+    kind: string,
+    factories: ReadonlyArray<F>,
+    component: ComponentConfig,
+  ): Effect.Effect<F, ComponentStartError> => {
+    const factory = factories.find((candidate) => candidate.type === component.type)
+    return factory === undefined
+      ? Effect.fail(
+          new ComponentStartError({ component: component.id, message: `no ${kind} of type ${component.type}` }),
+        )
+      : Effect.succeed(factory)
+  }
+  const [processorConfig, ...moreProcessors] = config.processors
+  if (processorConfig === undefined || moreProcessors.length > 0) {
+    return yield* new ComponentStartError({
+      component: "service",
+      message: `the pipeline needs exactly one processor, got ${config.processors.length}`,
+    })
+  }
   const tapEvents = options.tapEvents
-  const natsStore = NatsKvInventoryStore.storeConfigOf(options.exporters)
-  const store =
-    natsStore === undefined
-      ? (yield* MemoryInventoryStore.make()).store
-      : yield* NatsKvInventoryStore.scoped({
-          config: natsStore,
-          cluster: config.clusterName,
-          name: `gpu-serials inventory (${config.clusterName})`,
-        })
-  const inventory = yield* InventoryProcessor.make({
-    settings: {
-      cluster: config.clusterName,
-      reportIntervalMs: config.inventory.reportIntervalMs,
-      removalGraceMs: config.inventory.removalGraceMs,
-    },
-    sink:
+  const consumer = EventConsumer.of({
+    export:
       tapEvents === undefined ? fanout.export : (events) => Effect.andThen(fanout.export(events), tapEvents(events)),
-    store,
   })
-  yield* readiness.register("inventory", inventory.health)
+  const stores = storeHost({
+    stores: components.stores,
+    exporters: options.exporters,
+    clusterName: config.clusterName,
+  })
+  const processorFactory = yield* factoryOf("processor", components.processors, processorConfig)
+  const processor = yield* processorFactory
+    .create(processorConfig.config, { id: processorConfig.id, ...settings })
+    .pipe(Effect.provideService(EventConsumer, consumer), Effect.provideService(InventoryStores, stores))
+  yield* readiness.register("inventory", processor.health)
 
   const observe = (observation: NodeObservation): Effect.Effect<void> =>
     options.tap === undefined
-      ? inventory.observe(observation)
-      : Effect.andThen(options.tap(observation), inventory.observe(observation))
+      ? processor.observe(observation)
+      : Effect.andThen(options.tap(observation), processor.observe(observation))
 
-  // The receiver lives in its own scope, closed first at shutdown; the observations it made still reach the inventory.
+  // The receivers live in their own scope, closed first at shutdown; the observations they made still reach the processor.
   const receiverScope = yield* Scope.make()
-  const receiver = yield* kubeExecFactory(options.receiverTuning ?? defaultTuning)
-    .create(config.kubeExec, { id: "kube_exec", ...settings })
-    .pipe(
-      Scope.provide(receiverScope),
-      Effect.onError(() => Scope.close(receiverScope, Exit.void)),
-    )
+  const receivers: Array<Receiver> = yield* Effect.forEach(config.receivers, (receiverConfig) =>
+    factoryOf("receiver", components.receivers, receiverConfig).pipe(
+      Effect.flatMap((factory) => factory.create(receiverConfig.config, { id: receiverConfig.id, ...settings })),
+    ),
+  ).pipe(
+    Effect.provideService(EventConsumer, consumer),
+    Effect.provideService(InventoryStores, stores),
+    Scope.provide(receiverScope),
+    Effect.onError(() => Scope.close(receiverScope, Exit.void)),
+  )
+  const [receiver, ...moreReceivers] = receivers
+  if (receiver === undefined || moreReceivers.length > 0) {
+    yield* Scope.close(receiverScope, Exit.void)
+    return yield* new ComponentStartError({
+      component: "service",
+      message: `the pipeline needs exactly one receiver, got ${receivers.length}`,
+    })
+  }
   yield* readiness.register("informers", receiver.health)
   yield* readiness.register("readings", receiver.readings)
   const deliver = Queue.take(receiver.observations).pipe(Effect.flatMap(observe), Effect.forever)

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest"
 import { settingFlagsHelp as runSettingFlagsHelp } from "../../src/cli/RunCommand.ts"
 import { HELP_WIDTH, settingFlagsHelp } from "../../src/cli/SettingFlagsHelp.ts"
-import { serviceFlags } from "../../src/config/Flags.ts"
+import { serviceFlags as serviceFlagsOf } from "../../src/config/Flags.ts"
 import { settingReference } from "../../src/config/SettingsReference.ts"
+import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
 import { gpuSerials } from "./GpuSerialsCli.ts"
+
+const serviceFlags = serviceFlagsOf(builtinComponents)
 
 const help = settingFlagsHelp(serviceFlags)
 const lines = help.split("\n")

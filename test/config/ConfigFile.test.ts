@@ -167,7 +167,7 @@ describe("pipelines", () => {
           ...defaultQueueSection,
         },
       },
-      { id: "stdout", type: "stdout", section: {} },
+      { id: "stdout", type: "stdout", section: defaultQueueSection },
     ])
   })
 })
@@ -209,7 +209,7 @@ describe("exporter sections", () => {
       {
         key: "exporters.kafka",
         message:
-          'unknown exporter type "kafka" (known types: stdout, otlp, nats, http, postgres; a third-party exporter names its package in "module")',
+          'unknown exporter type "kafka" (known types: stdout, otlp, nats; a third-party exporter names its package in "module")',
       },
       {
         key: "exporters.nats/a.b",
@@ -219,14 +219,18 @@ describe("exporter sections", () => {
     ])
   })
 
-  it("pass sections of exporters that validate themselves through as written", () => {
+  it("check a built-in exporter's section with that exporter's own settings", () => {
     const file = lines("cluster: { name: c }", "exporters: { stdout: { pretty: true } }")
-    expect(configOf({ file }).exporters).toEqual([{ id: "stdout", type: "stdout", section: { pretty: true } }])
+    expect(problemsOf({ file })).toEqual([
+      { key: "exporters.stdout.pretty", message: 'unknown key (did you mean "retry"?)' },
+    ])
   })
 
   it("are all checked, used or not, as a Collector does", () => {
-    const file = lines("cluster: { name: c }", "exporters: { stdout: , http: { timeout: 5s } }")
-    expect(problemsOf({ file })).toEqual([{ key: "exporters.http.endpoint", message: "HTTP endpoint URL is required" }])
+    const file = lines("cluster: { name: c }", "exporters: { stdout: , otlp: { endpoint: collector } }")
+    expect(problemsOf({ file })).toEqual([
+      { key: "exporters.otlp.endpoint", message: "OTLP endpoint must be an http:// or https:// URL" },
+    ])
   })
 })
 

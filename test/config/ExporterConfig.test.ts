@@ -1,27 +1,18 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { decodeHttpExporterConfig } from "../../src/config/HttpExporterConfig.ts"
-import { decodeNatsExporterConfig } from "../../src/config/NatsExporterConfig.ts"
-import { decodeOtlpExporterConfig } from "../../src/config/OtlpExporterConfig.ts"
-import { decodePostgresExporterConfig } from "../../src/config/PostgresExporterConfig.ts"
 import { defaultQueueSettings } from "../../src/config/QueueSettings.ts"
-import { exporterProblemKey } from "../../src/config/ResolveConfig.ts"
-import { configOf, resolve } from "./ResolveFixture.ts"
+import { decodeNatsExporterConfig, decodeOtlpExporterConfig } from "./ComponentDecoders.ts"
+import { configOf } from "./ResolveFixture.ts"
 
 const problems = <A, E>(result: Result.Result<A, E>): E | undefined =>
   Result.isFailure(result) ? result.failure : undefined
 
 describe("typed sections of the built-in exporters", () => {
-  it("decode the sections resolution hands out", () => {
+  it("read back from the sections `config print` writes, as resolution built them", () => {
     const config = configOf({
       env: {
         CLUSTER_NAME: "c",
-        EXPORTER_TYPE: "http,postgres,nats,otlp",
-        HTTP_ENDPOINT: "https://inv.example.com/gpus",
-        POSTGRES_HOST: "db",
-        POSTGRES_DB: "gpuid",
-        POSTGRES_USER: "gpuid",
-        POSTGRES_PASSWORD: "pw",
+        EXPORTER_TYPE: "nats,otlp",
         NATS_URL: "nats://a:4222, nats://b:4222",
         NATS_USER: "u",
         NATS_PASSWORD: "p",
@@ -31,20 +22,6 @@ describe("typed sections of the built-in exporters", () => {
       },
     })
     const section = (id: string): unknown => config.exporters.find((exporter) => exporter.id === id)?.section
-    expect(Result.getOrThrow(decodeHttpExporterConfig(section("http")))).toEqual({
-      endpoint: "https://inv.example.com/gpus",
-      timeoutMs: 30_000,
-    })
-    expect(Result.getOrThrow(decodePostgresExporterConfig(section("postgres")))).toEqual({
-      host: "db",
-      port: 5432,
-      database: "gpuid",
-      user: "gpuid",
-      password: "pw",
-      sslmode: "require",
-      table: "gpu",
-      autoMigrate: false,
-    })
     expect(Result.getOrThrow(decodeNatsExporterConfig(section("nats")))).toEqual({
       servers: ["nats://a:4222", "nats://b:4222"],
       subjectPrefix: "gpu.serials",
@@ -86,9 +63,9 @@ describe("typed sections of the built-in exporters", () => {
   })
 
   it("report problems with keys relative to the section, as factories do", () => {
-    expect(problems(decodeHttpExporterConfig({ endpoint: "x", retries: 3 }))).toEqual([
+    expect(problems(decodeOtlpExporterConfig({ endpoint: "x", retries: 3 }))).toEqual([
       { key: "retries", message: "unknown key" },
-      { key: "endpoint", message: "HTTP endpoint must be a valid HTTP/HTTPS URL" },
+      { key: "endpoint", message: "OTLP endpoint must be an http:// or https:// URL" },
     ])
     expect(problems(decodeNatsExporterConfig({ token: "t", nkeySeed: "SUABC", tls: { key: "/k" } }))).toEqual([
       { key: "nkeySeed", message: "NATS authentication takes only one of creds, token, user/password or nkey seed" },
@@ -99,20 +76,5 @@ describe("typed sections of the built-in exporters", () => {
     ])
     expect(problems(decodeOtlpExporterConfig("http://collector"))).toEqual([{ key: "", message: "must be a mapping" }])
     expect(Result.isSuccess(decodeOtlpExporterConfig(null))).toBe(true)
-  })
-})
-
-describe("exporterProblemKey", () => {
-  it("names a factory's problem by the variable or flag the value came from, else the file path", () => {
-    const resolved = resolve({
-      file: "cluster: { name: c }\nexporters:\n  nats: { subjectPrefix: fleet }\n  stdout: {}\n",
-      env: { EXPORTER_TYPE: "nats,stdout", NATS_URL: "nats://n:4222" },
-    })
-    if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
-    const { origins } = resolved.success
-    expect(exporterProblemKey(origins, "nats", "url")).toBe("NATS_URL")
-    expect(exporterProblemKey(origins, "nats", "subjectPrefix")).toBe("exporters.nats.subjectPrefix")
-    expect(exporterProblemKey(origins, "stdout", "queueSize")).toBe("exporters.stdout.queueSize")
-    expect(exporterProblemKey(origins, "stdout", "")).toBe("exporters.stdout")
   })
 })

@@ -1,8 +1,7 @@
 import { Duration, Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { decodeNatsExporterConfig } from "../../src/config/NatsExporterConfig.ts"
-import { decodeOtlpExporterConfig } from "../../src/config/OtlpExporterConfig.ts"
 import { defaultQueueSettings } from "../../src/config/QueueSettings.ts"
+import { decodeNatsExporterConfig, decodeOtlpExporterConfig } from "./ComponentDecoders.ts"
 import { configOf, problemsOf } from "./ResolveFixture.ts"
 
 const lines = (...text: ReadonlyArray<string>): string => `${text.join("\n")}\n`

@@ -1,9 +1,20 @@
 import { describe, expect, it } from "vitest"
-import { CONFIG_ENV, configFilePath, parseFlags, serviceFlags } from "../../src/config/Flags.ts"
-import { allSettings, nodeLabelsEnabledSetting, workersSetting } from "../../src/config/Settings.ts"
+import {
+  CONFIG_ENV,
+  configFilePath as configFilePathOf,
+  parseFlags as parseFlagsOf,
+  serviceFlags as serviceFlagsOf,
+} from "../../src/config/Flags.ts"
+import { nodeLabelsEnabledSetting, workersSetting } from "../../src/receiver/kube/KubeExecConfig.ts"
+import { allSettings, builtinComponents } from "./BuiltinSettings.ts"
 import { configOf, problemsOf } from "./ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
+
+const serviceFlags = serviceFlagsOf(builtinComponents)
+const parseFlags = (argv: ReadonlyArray<string>) => parseFlagsOf(argv, serviceFlags)
+const configFilePath = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
+  configFilePathOf(argv, env, serviceFlags)
 
 describe("parseFlags", () => {
   it("reads --flag value and --flag=value", () => {

@@ -1,9 +1,9 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { printConfig } from "../../src/config/PrintConfig.ts"
-import { allSettings } from "../../src/config/Settings.ts"
+import { printConfig as printFile } from "../../src/config/PrintConfig.ts"
 import { REDACTED } from "../../src/log/UrlRedaction.ts"
+import { allSettings, builtinComponents } from "./BuiltinSettings.ts"
 import { configOf, type Input, resolve } from "./ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
@@ -11,23 +11,6 @@ const secret = (name: string): string => `s3cr3t-${name.toLowerCase().replaceAll
 
 /** For each secret setting, an environment that selects its exporter and sets it (plus what it needs). */
 const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  HTTP_ENDPOINT: {
-    EXPORTER_TYPE: "http",
-    HTTP_ENDPOINT: `https://svc:${secret("HTTP_ENDPOINT")}@inv.example.com/gpus`,
-  },
-  HTTP_AUTH_TOKEN: {
-    EXPORTER_TYPE: "http",
-    HTTP_ENDPOINT: "https://inv.example.com/gpus",
-    HTTP_AUTH_TOKEN: secret("HTTP_AUTH_TOKEN"),
-  },
-  POSTGRES_URL: { EXPORTER_TYPE: "postgres", POSTGRES_URL: `postgres://gpuid:${secret("POSTGRES_URL")}@db:5432/gpuid` },
-  POSTGRES_PASSWORD: {
-    EXPORTER_TYPE: "postgres",
-    POSTGRES_HOST: "db",
-    POSTGRES_DB: "gpuid",
-    POSTGRES_USER: "gpuid",
-    POSTGRES_PASSWORD: secret("POSTGRES_PASSWORD"),
-  },
   NATS_URL: {
     EXPORTER_TYPE: "nats",
     NATS_URL: `nats://u:${secret("NATS_URL")}@nats-a:4222,nats://u:${secret("NATS_URL")}@nats-b:4222`,
@@ -49,11 +32,17 @@ const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string
   },
 }
 
-const printed = (input: Input, origins: boolean): string => {
+/** The effective config of `input` as `config print` writes it. */
+const printConfig = (input: Input, options: { readonly redact?: boolean; readonly origins?: boolean } = {}): string => {
   const resolved = resolve(input)
   if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
-  return printConfig(resolved.success.config, origins ? { origins: resolved.success.origins } : {})
+  return printFile(resolved.success.file, builtinComponents, {
+    ...(options.redact === undefined ? {} : { redact: options.redact }),
+    ...(options.origins === true ? { origins: resolved.success.origins } : {}),
+  })
 }
+
+const printed = (input: Input, origins: boolean): string => printConfig(input, { origins })
 
 describe("redaction", () => {
   it("covers every secret setting of the table", () => {
@@ -68,7 +57,7 @@ describe("redaction", () => {
       expect(text).toContain(REDACTED)
     }
     // The secret is really in the config: printing without redaction shows it.
-    const clear = printConfig(configOf({ env: { ...cluster, ...env } }), { redact: false })
+    const clear = printConfig({ env: { ...cluster, ...env } }, { redact: false })
     expect(clear).toContain(secret(name))
   })
 
@@ -99,7 +88,7 @@ describe("redaction", () => {
     }
   })
 
-  it("hides values that look secret in sections the table does not describe", () => {
+  it("hides values that look secret in sections no settings describe", () => {
     const file = [
       "cluster: { name: c }",
       "exporters:",
@@ -110,8 +99,7 @@ describe("redaction", () => {
       "    sasl: { mechanism: plain, credentials: { user: u, key: s3cr3t-key } }",
       "    apiKey: s3cr3t-api",
       "    schemaRegistry: https://u:s3cr3t-registry@registry:8081",
-      "  stdout: { authToken: s3cr3t-stdout }",
-      "service: { pipelines: { gpus: { exporters: [kafka, stdout] } } }",
+      "service: { pipelines: { gpus: { exporters: [kafka] } } }",
     ].join("\n")
     const text = printed({ file }, false)
     expect(text).not.toContain("s3cr3t")
@@ -123,7 +111,7 @@ describe("redaction", () => {
 
 describe("printConfig", () => {
   it("writes the config-file layout with Go durations and byte sizes", () => {
-    const text = printConfig(configOf({ env: { ...cluster, TIMEOUT: "1m30s" } }))
+    const text = printConfig({ env: { ...cluster, TIMEOUT: "1m30s" } })
     expect(parse(text)).toMatchObject({
       cluster: { name: "prod" },
       receivers: { kube_exec: { timeout: "1m30s", resync: "0s", nvidiaSmi: { maxOutput: "8Mi" } } },
@@ -162,19 +150,15 @@ describe("round trip", () => {
       "exporters:",
       "  nats/archive: { stream: ARCHIVE, tls: { ca: /etc/ca.crt } }",
       '  kafka: { module: "@acme/gpu-serials-kafka", brokers: [k1:9092, k2:9092], acks: all }',
-      "  stdout: { pretty: true }",
+      "  stdout: { queueSize: 200, batchSize: 50 }",
       "service: { pipelines: { gpus: { exporters: [stdout] } } }",
     ].join("\n"),
     env: {
-      EXPORTER_TYPE: "stdout,nats,nats/archive,otlp,http,postgres,kafka",
-      NATS_USER: "u",
-      NATS_PASSWORD: "p w",
+      EXPORTER_TYPE: "stdout,nats,nats/archive,otlp,kafka",
       OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20x%2Cy,x-tenant=a=b",
       OTEL_RESOURCE_ATTRIBUTES: "k8s.cluster.name=prod",
       OTEL_EXPORTER_OTLP_TIMEOUT: "1500",
-      HTTP_ENDPOINT: "https://inv.example.com/gpus",
-      HTTP_AUTH_TOKEN: "token: with # signs",
-      POSTGRES_URL: "postgres://u:p@db/gpuid",
+      NATS_TOKEN: "token: with # signs",
       LEASE_DURATION: "20s",
       POD_NAME: "gpu-serials-7d9f",
       TIMEOUT: "1.5s",
@@ -188,20 +172,17 @@ describe("round trip", () => {
   }
 
   it("reads the printed config back as the same config", () => {
-    const original = configOf(everything)
-    const text = printConfig(original, { redact: false })
-    expect(configOf({ file: text })).toEqual(original)
+    const text = printConfig(everything, { redact: false })
+    expect(configOf({ file: text })).toEqual(configOf(everything))
   })
 
   it("reads a printed config with origin comments back as the same config", () => {
-    const resolved = resolve(everything)
-    if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
-    const text = printConfig(resolved.success.config, { redact: false, origins: resolved.success.origins })
-    expect(configOf({ file: text })).toEqual(resolved.success.config)
+    const text = printConfig(everything, { redact: false, origins: true })
+    expect(configOf({ file: text })).toEqual(configOf(everything))
   })
 
   it("reads a redacted config without secrets back as the same config", () => {
-    const original = configOf({ env: { ...cluster, EXPORTER_TYPE: "otlp,nats", WORKERS: "3" } })
-    expect(configOf({ file: printConfig(original) })).toEqual(original)
+    const input = { env: { ...cluster, EXPORTER_TYPE: "otlp,nats", WORKERS: "3" } }
+    expect(configOf({ file: printConfig(input) })).toEqual(configOf(input))
   })
 })

@@ -1,31 +1,34 @@
 import { describe, expect, it } from "vitest"
 import { CONFIG_INVALID_EXIT_CODE } from "../../src/config/ConfigInvalid.ts"
-import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import { defaultNatsStreamSection, defaultQueueSection } from "./QueueSectionFixture.ts"
 import { configOf, invalidOf, problemsOf, resolve } from "./ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
-const knownTypes = "stdout, otlp, nats, http, postgres"
+const knownTypes = "stdout, otlp, nats"
 
 describe("defaults", () => {
   it("are the Go original's", () => {
-    const expected: ServiceConfig = {
+    const kubeExec = {
+      namespace: "gpu-operator",
+      labelSelector: "app=nvidia-device-plugin-daemonset",
+      container: "nvidia-device-plugin",
+      workers: 16,
+      timeoutMs: 30_000,
+      resyncMs: 0,
+      qps: 50,
+      burst: 100,
+      kubeconfig: "",
+      nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 },
+      nodeLabels: { enabled: true, prefix: "gpu-serials.dev" },
+    }
+    const inventory = { reportIntervalMs: 3_600_000, removalGraceMs: 300_000, store: "memory" }
+    const expected = {
       clusterName: "prod",
-      kubeExec: {
-        namespace: "gpu-operator",
-        labelSelector: "app=nvidia-device-plugin-daemonset",
-        container: "nvidia-device-plugin",
-        workers: 16,
-        timeoutMs: 30_000,
-        resyncMs: 0,
-        qps: 50,
-        burst: 100,
-        kubeconfig: "",
-        nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 },
-        nodeLabels: { enabled: true, prefix: "gpu-serials.dev" },
-      },
-      inventory: { reportIntervalMs: 3_600_000, removalGraceMs: 300_000 },
-      exporters: [{ id: "stdout", type: "stdout", section: {} }],
+      kubeExec,
+      inventory,
+      receivers: [{ id: "kube_exec", type: "kube_exec", config: kubeExec }],
+      processors: [{ id: "inventory", type: "inventory", config: inventory }],
+      exporters: [{ id: "stdout", type: "stdout", section: defaultQueueSection }],
       leaderElection: {
         enabled: false,
         leaseName: "gpuid-leader",
@@ -299,62 +302,6 @@ describe("built-in exporter variables", () => {
   it("are ignored for exporters the pipeline does not use, like the Go original", () => {
     const config = configOf({ env: { ...cluster, NATS_KV_BUCKET: "not a bucket", HTTP_TIMEOUT: "0" } })
     expect(config.exporters.map((e) => e.id)).toEqual(["stdout"])
-  })
-
-  it("check the http exporter with the Go original's messages", () => {
-    expect(problemsOf({ env: { ...cluster, EXPORTER_TYPE: "http" } })).toEqual([
-      { key: "HTTP_ENDPOINT", message: "HTTP endpoint URL is required" },
-    ])
-    expect(
-      problemsOf({ env: { ...cluster, EXPORTER_TYPE: "http", HTTP_ENDPOINT: "ftp://x", HTTP_TIMEOUT: "0" } }),
-    ).toEqual([
-      { key: "HTTP_ENDPOINT", message: "HTTP endpoint must be a valid HTTP/HTTPS URL" },
-      { key: "HTTP_TIMEOUT", message: "timeout must be positive, got 0s" },
-    ])
-    const config = configOf({
-      env: { ...cluster, EXPORTER_TYPE: "http", HTTP_ENDPOINT: "https://inv.example.com/gpus", HTTP_AUTH_TOKEN: "t" },
-    })
-    expect(config.exporters[0]?.section).toEqual({
-      endpoint: "https://inv.example.com/gpus",
-      timeout: "30s",
-      authToken: "t",
-    })
-  })
-
-  it("check the postgres exporter with the Go original's messages", () => {
-    expect(problemsOf({ env: { ...cluster, EXPORTER_TYPE: "postgres", POSTGRES_PORT: "70000" } })).toEqual([
-      { key: "POSTGRES_DB", message: "postgres database name is required (set POSTGRES_DB)" },
-      { key: "POSTGRES_HOST", message: "postgres host is required (set POSTGRES_HOST)" },
-      { key: "POSTGRES_PASSWORD", message: "postgres password is required (set POSTGRES_PASSWORD)" },
-      { key: "POSTGRES_PORT", message: "postgres port must be between 1 and 65535, got 70000" },
-      { key: "POSTGRES_USER", message: "postgres user is required (set POSTGRES_USER)" },
-    ])
-    const withUrl = { ...cluster, EXPORTER_TYPE: "postgres", POSTGRES_URL: "postgres://u:p@db/gpuid" }
-    expect(problemsOf({ env: withUrl, argv: ["--postgres-table="] })).toEqual([
-      { key: "--postgres-table", message: "postgres table name cannot be empty" },
-    ])
-    // An empty variable means the default, as in the Go original.
-    expect(configOf({ env: { ...withUrl, POSTGRES_TABLE: "" } }).exporters[0]?.section).toMatchObject({ table: "gpu" })
-    const config = configOf({
-      env: {
-        ...cluster,
-        EXPORTER_TYPE: "postgres",
-        POSTGRES_HOST: "db",
-        POSTGRES_DB: "gpuid",
-        POSTGRES_USER: "gpuid",
-        POSTGRES_PASSWORD: "pw",
-      },
-    })
-    expect(config.exporters[0]?.section).toEqual({
-      host: "db",
-      port: 5432,
-      database: "gpuid",
-      user: "gpuid",
-      password: "pw",
-      sslmode: "require",
-      table: "gpu",
-      autoMigrate: false,
-    })
   })
 
   it("check NATS authentication and TLS", () => {

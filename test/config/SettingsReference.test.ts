@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest"
-import { allSettings } from "../../src/config/Settings.ts"
 import { settingsReference, settingsReferenceMarkdown } from "../../src/config/SettingsReference.ts"
+import { allSettings, builtinComponents } from "./BuiltinSettings.ts"
 
 describe("the configuration reference", () => {
   it("lists every setting with its default as the config file writes it", () => {
-    const rows = settingsReference()
+    const rows = settingsReference(builtinComponents)
     expect(rows).toHaveLength(allSettings.length)
     const byEnv = new Map(rows.map((row) => [row.env, row]))
     expect(byEnv.get("TIMEOUT")).toMatchObject({
@@ -21,7 +21,7 @@ describe("the configuration reference", () => {
   })
 
   it("renders a Markdown table with one row per setting", () => {
-    const markdown = settingsReferenceMarkdown()
+    const markdown = settingsReferenceMarkdown(builtinComponents)
     const lines = markdown.split("\n")
     expect(lines).toHaveLength(allSettings.length + 2)
     expect(markdown).toContain("| `WORKERS` | `--workers` | `receivers.kube_exec.workers` | `int` | `16` |")

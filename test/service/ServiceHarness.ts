@@ -7,8 +7,10 @@ import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import type { InventoryEvent } from "../../src/domain/InventoryEvent.ts"
 import * as QueuedExporter from "../../src/exporter/QueuedExporter.ts"
 import * as JsonLogger from "../../src/log/JsonLogger.ts"
+import { makeFactory as makeKubeExecFactory } from "../../src/receiver/kube/KubeExecFactory.ts"
 import type { KubeExecTuning } from "../../src/receiver/kube/KubeExecReceiver.ts"
 import { defaultTuning } from "../../src/receiver/kube/KubeExecReceiver.ts"
+import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
 import { runGpuSerialsService } from "../../src/service/GpuSerialsService.ts"
 
 /** An exporter that keeps every event it is handed, in order. */
@@ -28,7 +30,7 @@ export const serviceConfig = (cluster: SimulatedCluster, overrides: ReadonlyArra
   const resolved = resolveConfig({
     argv: ["--cluster-name", "e2e", "--kubeconfig", cluster.kubeconfigPath, "--no-labels", ...overrides],
     env: {},
-    knownExporterTypes: ["stdout"],
+    catalog: builtinComponents,
   })
   if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
   return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
@@ -60,7 +62,7 @@ export const startService = async (
         Effect.sync(() => {
           port = bound
         }),
-      receiverTuning: { ...defaultTuning, ...tuning },
+      components: { ...builtinComponents, receivers: [makeKubeExecFactory({ ...defaultTuning, ...tuning })] },
     }).pipe(
       Effect.provide(
         JsonLogger.layer({

@@ -24,8 +24,11 @@ const refused = (port: number): Effect.Effect<boolean> =>
     ),
   )
 
-/** A meter whose Prometheus text comes only after `delayMillis`, the way a stuck collection would. */
-const slowMeter = (delayMillis: number) =>
+/**
+ * A meter whose Prometheus text comes only after `delayMillis`, the way a stuck collection would;
+ * `lateWritten` is called once that text was written.
+ */
+const slowMeter = (delayMillis: number, lateWritten: () => void) =>
   Layer.succeed(
     ServiceMeter,
     ServiceMeter.of({
@@ -36,7 +39,10 @@ const slowMeter = (delayMillis: number) =>
       servePrometheus: (_request, response) => {
         response.statusCode = 200
         response.setHeader("content-type", "text/plain")
-        setTimeout(() => response.end("# late\n"), delayMillis)
+        setTimeout(() => {
+          response.end("# late\n")
+          lateWritten()
+        }, delayMillis)
       },
     }),
   )
@@ -123,21 +129,22 @@ describe("HealthServer", () => {
     ),
   )
 
-  it.live("answers 503 when the metrics text misses the request deadline, and survives the late write", () =>
-    Effect.gen(function* () {
+  it.live("answers 503 when the metrics text misses the request deadline, and survives the late write", () => {
+    const lateWrite = Promise.withResolvers<void>()
+    return Effect.gen(function* () {
       const { port } = yield* HealthServer
       const answer = yield* probe(port, "/metrics")
       assert.strictEqual(answer.status, 503)
-      yield* Effect.sleep("300 millis")
+      yield* Effect.promise(() => lateWrite.promise)
       assert.strictEqual((yield* probe(port, "/healthz")).status, 200)
     }).pipe(
       Effect.provide(
         HealthServer.layer({ port: 0, host: "127.0.0.1", requestTimeout: "100 millis" }).pipe(
-          Layer.provide([ReadinessChecks.layer(), slowMeter(200)]),
+          Layer.provide([ReadinessChecks.layer(), slowMeter(200, () => lateWrite.resolve())]),
         ),
       ),
-    ),
-  )
+    )
+  })
 
   it.live("answers 404 for unknown paths and 405 for methods other than GET and HEAD", () =>
     Effect.gen(function* () {

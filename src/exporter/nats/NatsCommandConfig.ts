@@ -1,15 +1,13 @@
 import { Result } from "effect"
 import type { ConfigProblem } from "../../component/Component.ts"
-import { resolveExporterSection } from "../../config/ExporterSection.ts"
-import { decodeNatsExporterConfig, type NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
-import type { Env, FlagValue } from "../../config/ResolveSettings.ts"
+import { type Env, type FlagValue, resolveSettings } from "../../config/ResolveSettings.ts"
 import type { AnySetting } from "../../config/Setting.ts"
-import { allSettings } from "../../config/Settings.ts"
+import { type NatsExporterConfig, natsSettings } from "./NatsConfig.ts"
 
 /** The `nats` settings that have a flag, by flag name without the dashes (`nats-url`). */
 export const natsSettingFlags: ReadonlyMap<string, AnySetting> = new Map(
-  allSettings.flatMap((setting) =>
-    setting.exporter === "nats" && setting.flag !== undefined ? [[setting.flag.slice(2), setting] as const] : [],
+  natsSettings.settings.flatMap((setting) =>
+    setting.flag === undefined ? [] : [[setting.flag.slice(2), setting] as const],
   ),
 )
 
@@ -27,7 +25,12 @@ export const natsCommandConfig = (
     const setting = natsSettingFlags.get(name)
     if (setting !== undefined) flags.set(setting, { flag: `--${name}`, text })
   }
-  const resolved = resolveExporterSection("nats", "exporters.nats", undefined, { flags, env })
-  if (resolved.problems.length > 0) return Result.fail(resolved.problems)
-  return decodeNatsExporterConfig(resolved.section)
+  const resolved = resolveSettings(natsSettings.settings, natsSettings.rules ?? [], {
+    flags,
+    env,
+    file: { mapping: undefined, path: "exporters.nats" },
+  })
+  return resolved.problems.length > 0
+    ? Result.fail(resolved.problems)
+    : Result.succeed(natsSettings.build(resolved.values))
 }

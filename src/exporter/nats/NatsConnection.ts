@@ -10,8 +10,8 @@ import {
   usernamePasswordAuthenticator,
 } from "@nats-io/transport-node"
 import { Duration, Effect, type Scope } from "effect"
-import type { NatsAuth, NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
 import { redactUrlList, redactUrlsIn } from "../../log/UrlRedaction.ts"
+import type { NatsAuth, NatsExporterConfig } from "./NatsConfig.ts"
 import { NatsConnectError } from "./NatsConnectError.ts"
 
 /** The part of the `nats` section a connection needs. */

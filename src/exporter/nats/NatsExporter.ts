@@ -1,11 +1,12 @@
 import { jetstreamManager } from "@nats-io/jetstream"
 import type { NatsConnection } from "@nats-io/transport-node"
-import { Duration, Effect, Result } from "effect"
+import { Duration, Effect } from "effect"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import type { ExporterFactory } from "../../component/Exporter.ts"
-import { decodeNatsExporterConfig, type NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
+import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { QueueSettings } from "../../config/QueueSettings.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
+import { type NatsExporterConfig, natsSettings } from "./NatsConfig.ts"
 import * as NatsCoreSink from "./NatsCoreSink.ts"
 import * as NatsFailureLog from "./NatsFailureLog.ts"
 import * as NatsJetStreamSink from "./NatsJetStreamSink.ts"
@@ -63,11 +64,12 @@ const prepareStream =
  * start: records wait in the buffer (up to its size, drops counted beyond) and are written in order
  * once the connection is made. A stream NATS refuses for good at start fails the start.
  */
-export const makeFactory = (options: NatsExporterOptions = {}): ExporterFactory<NatsExporterConfig> => ({
+export const makeFactory = (
+  options: NatsExporterOptions = {},
+): ExporterFactory<NatsExporterConfig> & Configured<NatsExporterConfig> => ({
   kind: "exporter",
   type: "nats",
-  defaultConfig: Result.getOrThrow(decodeNatsExporterConfig({})),
-  validate: decodeNatsExporterConfig,
+  ...configuredBy(natsSettings),
   create: (config, settings) =>
     Effect.gen(function* () {
       const failures = yield* NatsFailureLog.make({
@@ -103,4 +105,4 @@ export const makeFactory = (options: NatsExporterOptions = {}): ExporterFactory<
     }),
 })
 
-export const factory: ExporterFactory<NatsExporterConfig> = makeFactory()
+export const factory: ExporterFactory<NatsExporterConfig> & Configured<NatsExporterConfig> = makeFactory()

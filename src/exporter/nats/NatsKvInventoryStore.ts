@@ -1,14 +1,14 @@
 import type { KV } from "@nats-io/kv"
 import type { NatsConnection } from "@nats-io/transport-node"
-import { Duration, Effect, Predicate, Schedule, type Scope } from "effect"
+import { Duration, Effect, Schedule, type Scope } from "effect"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
-import type { NatsExporterConfig } from "../../config/NatsExporterConfig.ts"
 import type { InventoryChange } from "../../processor/inventory/InventoryChange.ts"
-import { InventoryStore, InventoryStoreError } from "../../processor/inventory/InventoryStore.ts"
+import { InventoryStore, InventoryStoreError, type StoreFactory } from "../../processor/inventory/InventoryStore.ts"
 import type { KnownGpu } from "../../processor/inventory/KnownGpu.ts"
 import { knownGpuOf, type LocatedGpu, locatedGpu, locationOf, parseLocatedGpu } from "./GpuLocation.ts"
 import { currentValues, type GpuLocationBucketError, kvCall, openBucket } from "./GpuLocationBucket.ts"
 import { clusterSerialKeys, clusterUuidKeys, serialKey, uuidKey } from "./GpuLocationKey.ts"
+import type { NatsExporterConfig } from "./NatsConfig.ts"
 import { scoped as scopedConnection } from "./NatsConnection.ts"
 
 const kind = "nats-kv"
@@ -149,20 +149,18 @@ export const scoped = Effect.fnUntraced(function* (options: {
   )
 })
 
-const isNatsExporterConfig = (config: unknown): config is NatsExporterConfig =>
-  Predicate.hasProperty(config, "servers") &&
-  Array.isArray(config.servers) &&
-  Predicate.hasProperty(config, "kvBucket") &&
-  Predicate.isString(config.kvBucket) &&
-  Predicate.hasProperty(config, "auth") &&
-  Predicate.isObject(config.auth)
-
-/** The config of the first `nats` exporter of a pipeline: its KV bucket is the inventory's store. */
-export const storeConfigOf = (
-  exporters: ReadonlyArray<{ readonly type: string; readonly config: unknown }>,
-): NatsExporterConfig | undefined => {
-  for (const exporter of exporters) {
-    if (exporter.type === "nats" && isNatsExporterConfig(exporter.config)) return exporter.config
-  }
-  return undefined
+/**
+ * The store kept by a `nats` exporter, named by that exporter's id (`store: nats`): its servers,
+ * credentials, TLS and KV bucket, over a connection of the store's own.
+ */
+export const storeFactory: StoreFactory = {
+  type: "nats",
+  keptByExporter: true,
+  create: (exporterConfig, settings) =>
+    scoped({
+      // The service passes the config the `nats` exporter's own settings built.
+      config: exporterConfig as NatsExporterConfig,
+      cluster: settings.clusterName,
+      name: `gpu-serials inventory (${settings.clusterName})`,
+    }),
 }

@@ -9,7 +9,7 @@ import {
 } from "@nats-io/jetstream"
 import { nanos } from "@nats-io/transport-node"
 import { Duration, Effect } from "effect"
-import type { NatsStreamSettings } from "../../config/NatsExporterConfig.ts"
+import type { NatsStreamSettings } from "./NatsConfig.ts"
 import { isPermanent, natsReason } from "./NatsPermanentError.ts"
 import { NatsStreamError } from "./NatsStreamError.ts"
 import { streamSubject } from "./NatsSubject.ts"

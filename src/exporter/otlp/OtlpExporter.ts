@@ -1,10 +1,11 @@
 import { resourceFromAttributes } from "@opentelemetry/resources"
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
-import { Duration, Effect, Option, Result } from "effect"
+import { Duration, Effect, Option } from "effect"
 import type { ExporterFactory } from "../../component/Exporter.ts"
-import { decodeOtlpExporterConfig, type OtlpExporterConfig } from "../../config/OtlpExporterConfig.ts"
+import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import { ServiceMeter } from "../../telemetry/ServiceMeter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
+import { type OtlpExporterConfig, otlpSettings } from "./OtlpConfig.ts"
 import { otlpTarget, signalUrl } from "./OtlpEndpoint.ts"
 import * as OtlpLogsSink from "./OtlpLogsSink.ts"
 import * as OtlpMetricsPush from "./OtlpMetricsPush.ts"
@@ -17,11 +18,10 @@ const shutdownTimeout = Duration.seconds(5)
  * gauges pushed to the same receiver. The queue uses the section's queue settings; a write's deadline
  * covers at least one request's timeout.
  */
-export const factory: ExporterFactory<OtlpExporterConfig> = {
+export const factory: ExporterFactory<OtlpExporterConfig> & Configured<OtlpExporterConfig> = {
   kind: "exporter",
   type: "otlp",
-  defaultConfig: Result.getOrThrow(decodeOtlpExporterConfig({})),
-  validate: decodeOtlpExporterConfig,
+  ...configuredBy(otlpSettings),
   create: (config, settings) =>
     Effect.gen(function* () {
       const serviceMeter = yield* Effect.serviceOption(ServiceMeter)

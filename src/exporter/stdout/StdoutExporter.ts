@@ -1,15 +1,10 @@
 import type { Writable } from "node:stream"
-import { Effect, Schema } from "effect"
-import { sectionDefaults, sectionValidator } from "../../component/ConfigSection.ts"
+import { Effect } from "effect"
 import type { ExporterFactory } from "../../component/Exporter.ts"
-import { batchFitsQueue, type QueueSettings, queueSettingsFields } from "../../config/QueueSettings.ts"
+import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
+import { type StdoutConfig, stdoutSettings } from "./StdoutConfig.ts"
 import * as StdoutSink from "./StdoutSink.ts"
-
-/** The `stdout` section: only the common queue and retry settings. */
-export type StdoutConfig = QueueSettings
-
-const StdoutSection = Schema.Struct(queueSettingsFields).check(batchFitsQueue)
 
 export interface StdoutExporterOptions {
   /** Where the records go; `process.stdout` unless given (tests pass their own stream). */
@@ -20,11 +15,12 @@ export interface StdoutExporterOptions {
  * The `stdout` exporter factory: one JSON record per line on stdout, through a bounded, retried
  * queue like every exporter. The service's own logs go to stderr, never here.
  */
-export const makeFactory = (options: StdoutExporterOptions = {}): ExporterFactory<StdoutConfig> => ({
+export const makeFactory = (
+  options: StdoutExporterOptions = {},
+): ExporterFactory<StdoutConfig> & Configured<StdoutConfig> => ({
   kind: "exporter",
   type: "stdout",
-  defaultConfig: sectionDefaults(StdoutSection),
-  validate: sectionValidator(StdoutSection),
+  ...configuredBy(stdoutSettings),
   create: (config, settings) =>
     Effect.gen(function* () {
       const sink = yield* StdoutSink.make(options.stream ?? process.stdout)
@@ -32,4 +28,4 @@ export const makeFactory = (options: StdoutExporterOptions = {}): ExporterFactor
     }),
 })
 
-export const factory: ExporterFactory<StdoutConfig> = makeFactory()
+export const factory = makeFactory()

@@ -15,7 +15,9 @@ import {
 } from "effect"
 import type { ComponentFactory, Health } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
+import { EventConsumer } from "../../component/EventConsumer.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
+import { type ComponentSettings, configuredBy } from "../../config/ComponentSettings.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEventKind.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
@@ -30,10 +32,9 @@ import {
   transition,
 } from "./Inventory.ts"
 import { type InventoryChange, mergeChanges } from "./InventoryChange.ts"
-import { defaultConfig, type InventoryProcessorConfig, validate } from "./InventoryProcessorConfig.ts"
+import { type InventoryConfig, inventorySettings } from "./InventoryConfig.ts"
 import type { InventorySettings } from "./InventorySettings.ts"
-import { InventorySink } from "./InventorySink.ts"
-import { InventoryStore, InventoryStoreError } from "./InventoryStore.ts"
+import { type InventoryStore, InventoryStoreError, InventoryStores } from "./InventoryStore.ts"
 import type { KnownGpu } from "./KnownGpu.ts"
 
 export interface InventoryProcessorOptions {
@@ -258,23 +259,22 @@ export class InventoryProcessor extends Context.Service<
 }
 
 /**
- * The `inventory` processor factory. Its `create` takes the sink (the exporter fan-out's `export`) and
- * the store of current locations from the `InventorySink` and `InventoryStore` services.
+ * The `inventory` processor factory. Its `create` hands events to the `EventConsumer` (the exporter
+ * fan-out's `export`) and opens the store its config names from the `InventoryStores` the service offers.
  */
 export const factory: ComponentFactory<
   "processor",
-  InventoryProcessorConfig,
+  InventoryConfig,
   InventoryProcessor["Service"],
-  ServiceMetrics | InventorySink | InventoryStore
-> = {
+  ServiceMetrics | EventConsumer | InventoryStores
+> & { readonly settings: ComponentSettings<InventoryConfig> } = {
   kind: "processor",
   type: "inventory",
-  defaultConfig,
-  validate,
+  ...configuredBy(inventorySettings),
   create: (config, settings) =>
     Effect.gen(function* () {
-      const sink = yield* InventorySink
-      const store = yield* InventoryStore
+      const consumer = yield* EventConsumer
+      const store = yield* (yield* InventoryStores).named(config.store)
       return yield* InventoryProcessor.make({
         id: settings.id,
         settings: {
@@ -282,7 +282,7 @@ export const factory: ComponentFactory<
           reportIntervalMs: config.reportIntervalMs,
           removalGraceMs: config.removalGraceMs,
         },
-        sink: sink.export,
+        sink: consumer.export,
         store,
       })
     }),

@@ -7,7 +7,3 @@ export interface InventorySettings {
   /** How long a node whose device-plugin pod or node object is gone keeps its GPUs before they are `removed`. */
   readonly removalGraceMs: number
 }
-
-export const defaultReportIntervalMs = 3_600_000
-
-export const defaultRemovalGraceMs = 300_000

@@ -1,4 +1,5 @@
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, Schema, type Scope } from "effect"
+import type { ComponentStartError } from "../../component/ComponentStartError.ts"
 import type { InventoryChange } from "./InventoryChange.ts"
 import type { KnownGpu } from "./KnownGpu.ts"
 
@@ -38,3 +39,27 @@ export class InventoryStore extends Context.Service<
     readonly apply: (changes: ReadonlyArray<InventoryChange>) => Effect.Effect<void, InventoryStoreError>
   }
 >()("gpu-serials/processor/inventory/InventoryStore") {}
+
+/**
+ * A kind of store the inventory's `store` setting can name: `memory`, or one kept by an exporter type
+ * (`nats`: the KV bucket of a `nats` exporter), named by that exporter's id in the pipeline.
+ */
+export interface StoreFactory {
+  /** `memory`, or the exporter type whose component keeps the store. */
+  readonly type: string
+  /** Whether the store is named by the id of an exporter of `type`, whose config `create` then receives. */
+  readonly keptByExporter: boolean
+  create(
+    exporterConfig: unknown,
+    settings: { readonly clusterName: string; readonly id: string },
+  ): Effect.Effect<InventoryStore["Service"], ComponentStartError, Scope.Scope>
+}
+
+/** The stores a processor can name, as the service offers them (the Collector's host and its extensions). */
+export class InventoryStores extends Context.Service<
+  InventoryStores,
+  {
+    /** Opens the store named `name`; closing the scope closes it. */
+    readonly named: (name: string) => Effect.Effect<InventoryStore["Service"], ComponentStartError, Scope.Scope>
+  }
+>()("gpu-serials/processor/inventory/InventoryStores") {}

@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
-import { InventoryStore } from "./InventoryStore.ts"
+import { memoryStoreName } from "./InventoryConfig.ts"
+import { InventoryStore, type StoreFactory } from "./InventoryStore.ts"
 import type { KnownGpu } from "./KnownGpu.ts"
 
 /** The memory store, plus what it holds now (for tests and diagnostics). */
@@ -36,3 +37,10 @@ export const layer: Layer.Layer<InventoryStore> = Layer.effect(
   InventoryStore,
   Effect.map(make(), (memory) => memory.store),
 )
+
+/** The `memory` store: what one process learnt, gone with it. */
+export const storeFactory: StoreFactory = {
+  type: memoryStoreName,
+  keptByExporter: false,
+  create: () => Effect.map(make(), (memory) => memory.store),
+}

@@ -5,7 +5,6 @@ import type { ConfiguredExporter } from "../../../src/component/ComponentRegistr
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
 import * as JsonLogger from "../../../src/log/JsonLogger.ts"
-import { defaultTuning } from "../../../src/receiver/kube/KubeExecReceiver.ts"
 import { runGpuSerialsService } from "../../../src/service/GpuSerialsService.ts"
 import { capturingExporter, serviceConfig } from "../../service/ServiceHarness.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"
@@ -44,10 +43,10 @@ const runUntil = async (
   const events: Array<InventoryEvent> = []
   const fiber = Effect.runFork(
     runGpuSerialsService({
-      config: serviceConfig(sim),
+      // The nats exporter's KV bucket is the inventory's store.
+      config: serviceConfig(sim, ["--inventory-store", "nats"]),
       exporters: [capturingExporter(events), natsExporter()],
       serviceVersion: "0.0.0-test",
-      receiverTuning: defaultTuning,
     }).pipe(Effect.provide(JsonLogger.layer({ level: "error", output: { write: () => undefined } }))),
   )
   const deadline = Date.now() + 20_000

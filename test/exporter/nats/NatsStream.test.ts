@@ -9,7 +9,7 @@ import {
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node"
 import { Effect } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import type { NatsStreamSettings } from "../../../src/config/NatsExporterConfig.ts"
+import type { NatsStreamSettings } from "../../../src/exporter/nats/NatsConfig.ts"
 import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
 import { ensureStream } from "../../../src/exporter/nats/NatsStream.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"

@@ -2,12 +2,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { ComponentStartError } from "../../../src/component/ComponentStartError.ts"
+import { EventConsumer } from "../../../src/component/EventConsumer.ts"
 import { ShutdownDeadline } from "../../../src/component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import { factory, InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
 import type { InventorySettings } from "../../../src/processor/inventory/InventorySettings.ts"
-import { InventorySink } from "../../../src/processor/inventory/InventorySink.ts"
-import { InventoryStore, InventoryStoreError } from "../../../src/processor/inventory/InventoryStore.ts"
+import {
+  InventoryStore,
+  InventoryStoreError,
+  InventoryStores,
+} from "../../../src/processor/inventory/InventoryStore.ts"
 import * as MemoryInventoryStore from "../../../src/processor/inventory/MemoryInventoryStore.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
@@ -218,12 +222,20 @@ describe("InventoryProcessor", () => {
     }),
   )
 
-  it.effect("is built by its factory from the sink and store services", () =>
+  it.effect("is built by its factory from the event consumer and the store its config names", () =>
     Effect.gen(function* () {
       const { batches, sink } = capturingSink()
       const services = Layer.mergeAll(
-        Layer.succeed(InventorySink, InventorySink.of({ export: sink })),
-        MemoryInventoryStore.layer,
+        Layer.succeed(EventConsumer, EventConsumer.of({ export: sink })),
+        Layer.succeed(
+          InventoryStores,
+          InventoryStores.of({
+            named: (name) =>
+              name === "memory"
+                ? MemoryInventoryStore.storeFactory.create(undefined, { clusterName: "prod-west", id: name })
+                : Effect.die(`no store ${name}`),
+          }),
+        ),
         recordingMetrics().layer,
       )
       assert.strictEqual(factory.kind, "processor")

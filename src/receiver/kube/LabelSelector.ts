@@ -1,5 +1,5 @@
 import { Result } from "effect"
-import { validateDnsSubdomain } from "./DnsSubdomain.ts"
+import { validateDnsSubdomain } from "../../config/DnsSubdomain.ts"
 
 /**
  * Kubernetes label selectors, with the grammar of apimachinery's `labels.Parse`: equality (`a=b`, `a==b`,

@@ -1,6 +1,6 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { parseLabelSelector } from "../../src/config/LabelSelector.ts"
+import { parseLabelSelector } from "../../../src/receiver/kube/LabelSelector.ts"
 
 const parse = (selector: string) => Result.getOrThrow(parseLabelSelector(selector))
 const problem = (selector: string): string | undefined => {

@@ -1,20 +1,22 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { defaultConfig, validate } from "../../../src/processor/inventory/InventoryProcessorConfig.ts"
+import { factory } from "../../../src/processor/inventory/InventoryProcessor.ts"
+
+const { defaultConfig, validate } = factory
 
 describe("inventory processor config", () => {
   it("defaults to a report every hour and five minutes of grace", () => {
-    expect(defaultConfig).toEqual({ reportIntervalMs: 3_600_000, removalGraceMs: 300_000 })
+    expect(defaultConfig).toEqual({ reportIntervalMs: 3_600_000, removalGraceMs: 300_000, store: "memory" })
     expect(validate(undefined)).toEqual(Result.succeed(defaultConfig))
     expect(validate(null)).toEqual(Result.succeed(defaultConfig))
   })
 
-  it("reads Go durations and milliseconds; 0 turns reports off", () => {
-    expect(validate({ reportInterval: "1h30m", removalGrace: "90s" })).toEqual(
-      Result.succeed({ reportIntervalMs: 5_400_000, removalGraceMs: 90_000 }),
+  it("reads Go durations; 0 turns reports off", () => {
+    expect(validate({ reportInterval: "1h30m", removalGrace: "90s", store: "nats" })).toEqual(
+      Result.succeed({ reportIntervalMs: 5_400_000, removalGraceMs: 90_000, store: "nats" }),
     )
-    expect(validate({ reportInterval: 0, removalGrace: 2500 })).toEqual(
-      Result.succeed({ reportIntervalMs: 0, removalGraceMs: 2500 }),
+    expect(validate({ reportInterval: 0, removalGrace: "2.5s" })).toEqual(
+      Result.succeed({ reportIntervalMs: 0, removalGraceMs: 2500, store: "memory" }),
     )
     expect(validate({ reportInterval: "0" })).toEqual(Result.succeed({ ...defaultConfig, reportIntervalMs: 0 }))
   })

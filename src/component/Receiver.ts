@@ -1,0 +1,16 @@
+import type { Cause, Effect, Queue } from "effect"
+import type { NodeObservation } from "../domain/NodeObservation.ts"
+import type { Health } from "./Component.ts"
+
+/** A running receiver: what it observes, in order, and whether it works. */
+export interface Receiver {
+  /**
+   * What the receiver observed, for the pipeline's processor. Bounded: when the consumer falls behind,
+   * producers wait, so nothing is dropped. Taking fails with `Done` once the receiver has stopped.
+   */
+  readonly observations: Queue.Dequeue<NodeObservation, Cause.Done>
+  /** Whether the receiver can see what it watches (readiness check `informers`). */
+  readonly health: Effect.Effect<Health>
+  /** Whether its readings succeed (readiness check `readings`). */
+  readonly readings: Effect.Effect<Health>
+}

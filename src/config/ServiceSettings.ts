@@ -1,0 +1,249 @@
+import { isIP } from "node:net"
+import { validateDnsSubdomain } from "./DnsSubdomain.ts"
+import type { SettingRule } from "./ResolveSettings.ts"
+import type { AnySetting, Setting } from "./Setting.ts"
+import { HOUR, MINUTE, required, SECOND } from "./SettingRules.ts"
+import { boolType, durationType, enumType, intType, listType, stringType } from "./SettingType.ts"
+
+/**
+ * The service's own settings, keyed from the root of the config file: the cluster, the pipeline's
+ * exporters, telemetry, shutdown and leader election. The settings of components live with them.
+ */
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+
+export const clusterNameSetting: Setting<string> = {
+  key: "cluster.name",
+  env: "CLUSTER_NAME",
+  flag: "--cluster-name",
+  type: stringType,
+  default: "",
+  secret: "none",
+  label: "cluster name",
+  description: "Name of the cluster, written into every record. Required.",
+  check: required("cluster name must be specified"),
+  emptyEnvIsValue: true,
+}
+
+export const exportersSetting: Setting<ReadonlyArray<string>> = {
+  key: "service.pipelines.gpus.exporters",
+  env: "EXPORTER_TYPE",
+  flag: "--exporter",
+  type: listType,
+  default: ["stdout"],
+  secret: "none",
+  label: "exporter type",
+  description: "Exporters of the pipeline, by type or component id (comma list).",
+  emptyEnvIsValue: true,
+}
+
+export const logLevelSetting: Setting<"debug" | "info" | "warn" | "error"> = {
+  key: "service.telemetry.logs.level",
+  env: "LOG_LEVEL",
+  flag: "--log-level",
+  type: enumType(["debug", "info", "warn", "error"]),
+  default: "info",
+  secret: "none",
+  label: "log level",
+  description: "Least severe log level written to stderr.",
+}
+
+export const serverPortSetting: Setting<number> = {
+  key: "service.telemetry.metrics.port",
+  env: "SERVER_PORT",
+  flag: "--server-port",
+  type: intType,
+  default: 8080,
+  secret: "none",
+  label: "server port",
+  bounds: { min: 1000, max: 65535 },
+  description: "Port of /healthz, /readyz and /metrics.",
+  check: (value) =>
+    value >= 1000 && value <= 65535 ? undefined : "server port must be a valid integer between 1000 and 65535",
+  unreadable: "server port must be a valid integer between 1000 and 65535",
+}
+
+export const serverAddressSetting: Setting<string> = {
+  key: "service.telemetry.metrics.address",
+  env: "SERVER_ADDRESS",
+  flag: "--server-address",
+  type: stringType,
+  default: "",
+  secret: "none",
+  label: "server address",
+  description: "IP address /healthz, /readyz and /metrics listen on; empty means every interface.",
+  check: (value) =>
+    value === "" || isIP(value) !== 0
+      ? undefined
+      : "server address must be an IP address such as 127.0.0.1 or ::1, or empty for every interface",
+  emptyEnvIsValue: true,
+}
+
+/** Kubernetes' default `terminationGracePeriodSeconds` is 30s: the default leaves a third of it spare. */
+export const shutdownTimeoutSetting: Setting<number> = {
+  key: "service.shutdownTimeout",
+  env: "SHUTDOWN_TIMEOUT",
+  flag: "--shutdown-timeout",
+  type: durationType,
+  default: 20_000,
+  secret: "none",
+  label: "shutdown timeout",
+  bounds: { min: SECOND, max: 10 * MINUTE },
+  description:
+    "Deadline from SIGTERM or SIGINT to exit: in-flight reads are abandoned at once, exporters flush within the rest.",
+}
+
+export const leaderElectionSetting: Setting<boolean> = {
+  key: "service.leaderElection.enabled",
+  env: "LEADER_ELECTION",
+  flag: "--leader-election",
+  type: boolType,
+  default: false,
+  secret: "none",
+  label: "leader election",
+  description: "Leader election through a Lease; not available in this version, so true is refused: run one replica.",
+}
+
+export const leaseNameSetting: Setting<string> = {
+  key: "service.leaderElection.leaseName",
+  env: "LEASE_NAME",
+  flag: "--lease-name",
+  type: stringType,
+  default: "gpuid-leader",
+  secret: "none",
+  label: "lease name",
+  description: "Name of the coordination.k8s.io Lease; one per deployment.",
+  check: (value) => {
+    const problem = value === "" ? undefined : validateDnsSubdomain(value)
+    return problem === undefined ? undefined : `lease name ${problem}`
+  },
+  emptyEnvIsValue: true,
+}
+
+export const leaseNamespaceSetting: Setting<string> = {
+  key: "service.leaderElection.leaseNamespace",
+  env: "LEASE_NAMESPACE",
+  flag: "--lease-namespace",
+  type: stringType,
+  default: "gpuid",
+  secret: "none",
+  label: "lease namespace",
+  description: "Namespace of the Lease: the namespace the service runs in.",
+  check: (value) =>
+    value === "" || (value.length <= 63 && DNS_LABEL.test(value))
+      ? undefined
+      : "lease namespace must be a namespace name: at most 63 lowercase letters, digits and '-'",
+  emptyEnvIsValue: true,
+}
+
+export const leaseDurationSetting: Setting<number> = {
+  key: "service.leaderElection.leaseDuration",
+  env: "LEASE_DURATION",
+  flag: "--lease-duration",
+  type: durationType,
+  default: 15_000,
+  secret: "none",
+  label: "lease duration",
+  bounds: { min: SECOND, max: HOUR },
+  description: "How long a lease holds without renewal before another replica may take it.",
+}
+
+export const leaseRenewDeadlineSetting: Setting<number> = {
+  key: "service.leaderElection.renewDeadline",
+  env: "LEASE_RENEW_DEADLINE",
+  flag: "--lease-renew-deadline",
+  type: durationType,
+  default: 10_000,
+  secret: "none",
+  label: "lease renew deadline",
+  bounds: { min: 1, max: HOUR },
+  description: "How long the leader keeps trying to renew before it stops work.",
+}
+
+export const leaseRetryPeriodSetting: Setting<number> = {
+  key: "service.leaderElection.retryPeriod",
+  env: "LEASE_RETRY_PERIOD",
+  flag: "--lease-retry-period",
+  type: durationType,
+  default: 2_000,
+  secret: "none",
+  label: "lease retry period",
+  bounds: { min: 1, max: HOUR },
+  description: "Time between attempts to acquire or renew the lease.",
+}
+
+export const leaderIdentitySetting: Setting<string> = {
+  key: "service.leaderElection.identity",
+  env: "POD_NAME",
+  flag: "--pod-name",
+  type: stringType,
+  default: "",
+  secret: "none",
+  label: "pod name",
+  description: "Identity written into the lease: the pod name, from the downward API.",
+  emptyEnvIsValue: true,
+}
+
+const leaderElectionRule: SettingRule = (values) => {
+  if (values.get(leaderElectionSetting) !== true) return []
+  const problems: Array<{ setting: AnySetting; message: string }> = []
+  if (values.get(leaseNameSetting)?.trim() === "") {
+    problems.push({
+      setting: leaseNameSetting,
+      message: "lease name must be specified when leader election is enabled",
+    })
+  }
+  if (values.get(leaseNamespaceSetting)?.trim() === "") {
+    problems.push({
+      setting: leaseNamespaceSetting,
+      message: "lease namespace must be specified when leader election is enabled",
+    })
+  }
+  if (values.get(leaderIdentitySetting)?.trim() === "") {
+    problems.push({
+      setting: leaderIdentitySetting,
+      message: "POD_NAME must be set (downward API) when leader election is enabled",
+    })
+  }
+  const lease = values.get(leaseDurationSetting)
+  const renew = values.get(leaseRenewDeadlineSetting)
+  const retry = values.get(leaseRetryPeriodSetting)
+  if (
+    lease !== undefined &&
+    renew !== undefined &&
+    retry !== undefined &&
+    !(lease > renew && renew > retry && retry > 0)
+  ) {
+    problems.push({
+      setting: leaseDurationSetting,
+      message: "lease duration > renew deadline > retry period must hold",
+    })
+  }
+  return problems
+}
+
+/** Settings this version reads but cannot honour yet: refusing them beats ignoring them. */
+const unavailableRule: SettingRule = (values) =>
+  values.get(leaderElectionSetting) === true
+    ? [{ setting: leaderElectionSetting, message: "leader election is not available in this version; run one replica" }]
+    : []
+
+/** The service's own settings, in the order of the configuration reference. */
+export const serviceSettings: ReadonlyArray<AnySetting> = [
+  clusterNameSetting,
+  exportersSetting,
+  logLevelSetting,
+  serverPortSetting,
+  serverAddressSetting,
+  shutdownTimeoutSetting,
+  leaderElectionSetting,
+  leaseNameSetting,
+  leaseNamespaceSetting,
+  leaseDurationSetting,
+  leaseRenewDeadlineSetting,
+  leaseRetryPeriodSetting,
+  leaderIdentitySetting,
+]
+
+/** Rules across the service's own settings. */
+export const serviceRules: ReadonlyArray<SettingRule> = [leaderElectionRule, unavailableRule]

@@ -1,0 +1,375 @@
+import type { ComponentSettings } from "../../config/ComponentSettings.ts"
+import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
+import type { SettingRule } from "../../config/ResolveSettings.ts"
+import type { AnySetting, Setting } from "../../config/Setting.ts"
+import { DAY, isUrlWithScheme, notNegative, positive, required, SECOND, YEAR } from "../../config/SettingRules.ts"
+import { boolType, byteSizeType, durationType, enumType, stringType } from "../../config/SettingType.ts"
+import { natsServerList } from "./NatsServerList.ts"
+
+/**
+ * The `nats` exporter's settings (section `exporters.nats`, or `exporters.nats/<name>`): servers,
+ * subjects, stream, KV bucket, authentication and TLS, and the queue every exporter has. The
+ * environment variables and flags apply to every `nats` exporter of the pipeline.
+ */
+
+const NATS_SCHEMES = ["nats:", "tls:", "ws:", "wss:"]
+const SUBJECT_TOKEN = /^[^\s.*>]+$/
+const STREAM_NAME = /^[^\s.*>/\\]+$/
+
+export const natsUrlSetting: Setting<string> = {
+  key: "url",
+  env: "NATS_URL",
+  flag: "--nats-url",
+  type: stringType,
+  default: "nats://127.0.0.1:4222",
+  secret: "userinfo",
+  label: "NATS URL",
+  description: "NATS servers (comma list of nats://, tls://, ws:// or wss:// URLs, or host:port).",
+  check: (value) => {
+    const servers = value.split(",").map((server) => server.trim())
+    const valid = servers.every((server) =>
+      server.includes("://")
+        ? isUrlWithScheme(server, NATS_SCHEMES)
+        : isUrlWithScheme(`nats://${server}`, NATS_SCHEMES),
+    )
+    return value.trim() !== "" && valid ? undefined : "NATS URL must be a comma list of nats://host:port servers"
+  },
+}
+
+export const natsSubjectPrefixSetting: Setting<string> = {
+  key: "subjectPrefix",
+  env: "NATS_SUBJECT_PREFIX",
+  flag: "--nats-subject-prefix",
+  type: stringType,
+  default: "gpu.serials",
+  secret: "none",
+  label: "NATS subject prefix",
+  description: "Subjects are <prefix>.<cluster>.<node>.<event>.",
+  check: (value) =>
+    value.split(".").every((token) => SUBJECT_TOKEN.test(token))
+      ? undefined
+      : "NATS subject prefix must be dot-separated tokens without spaces, '*' or '>'",
+}
+
+export const natsStreamSetting: Setting<string> = {
+  key: "stream",
+  env: "NATS_STREAM",
+  flag: "--nats-stream",
+  type: stringType,
+  secret: "none",
+  label: "NATS stream",
+  description: "JetStream stream to publish to with acks and de-duplication; unset publishes on core NATS.",
+  check: (value) =>
+    STREAM_NAME.test(value) ? undefined : "NATS stream name must not contain spaces, '.', '*', '>', '/' or '\\'",
+}
+
+export const natsStreamCreateSetting: Setting<boolean> = {
+  key: "streamCreate",
+  env: "NATS_STREAM_CREATE",
+  flag: "--nats-stream-create",
+  type: boolType,
+  default: true,
+  secret: "none",
+  label: "NATS stream create",
+  description:
+    "Whether the exporter creates the stream when missing and updates its subjects, duplicate window, max age and max bytes; false: the stream must exist.",
+}
+
+export const natsStreamDuplicateWindowSetting: Setting<number> = {
+  key: "duplicateWindow",
+  env: "NATS_STREAM_DUPLICATE_WINDOW",
+  type: durationType,
+  default: 120_000,
+  secret: "none",
+  label: "NATS stream duplicate window",
+  bounds: { min: 1, max: DAY },
+  description: "Window in which the stream drops a second message with the same record id.",
+  check: positive("NATS stream duplicate window must be > 0"),
+}
+
+export const natsStreamRetentionSetting: Setting<"limits" | "interest" | "workqueue"> = {
+  key: "retention",
+  env: "NATS_STREAM_RETENTION",
+  type: enumType(["limits", "interest", "workqueue"]),
+  default: "limits",
+  secret: "none",
+  label: "NATS stream retention",
+  description: "Retention policy of a stream the exporter creates; an existing stream keeps its own.",
+}
+
+export const natsStreamMaxAgeSetting: Setting<number> = {
+  key: "maxAge",
+  env: "NATS_STREAM_MAX_AGE",
+  type: durationType,
+  default: 7 * 24 * 3_600_000,
+  secret: "none",
+  label: "NATS stream max age",
+  bounds: { min: SECOND, max: YEAR, zeroDisables: true },
+  description: "How long the stream keeps a message (default 7 days); 0 keeps it forever.",
+  check: notNegative("NATS stream max age must be >= 0 (0 keeps messages forever)"),
+}
+
+export const natsStreamMaxBytesSetting: Setting<number> = {
+  key: "maxBytes",
+  env: "NATS_STREAM_MAX_BYTES",
+  type: byteSizeType,
+  default: 1024 * 1024 * 1024,
+  secret: "none",
+  label: "NATS stream max bytes",
+  bounds: { min: 1024 * 1024, max: 1024 ** 5, zeroDisables: true },
+  description:
+    "Most bytes the stream keeps (bytes, or 512Mi, 1Gi), the oldest messages discarded beyond; 0: no size limit.",
+  check: notNegative("NATS stream max bytes must be >= 0 (0: no size limit)"),
+}
+
+export const natsKvBucketSetting: Setting<string> = {
+  key: "kvBucket",
+  env: "NATS_KV_BUCKET",
+  flag: "--nats-kv-bucket",
+  type: stringType,
+  default: "gpu_serials",
+  secret: "none",
+  label: "NATS KV bucket",
+  description: "Key-value bucket of the current location of every GPU, by uuid and by serial.",
+  check: (value) =>
+    /^[A-Za-z0-9_-]+$/.test(value) ? undefined : "NATS KV bucket name must be letters, digits, '_' or '-'",
+}
+
+export const natsCredsSetting: Setting<string> = {
+  key: "creds",
+  env: "NATS_CREDS",
+  flag: "--nats-creds",
+  type: stringType,
+  secret: "none",
+  label: "NATS credentials file",
+  description: "Path of a NATS .creds file (JWT and nkey seed).",
+  check: required("NATS credentials file path must not be empty"),
+}
+
+export const natsTokenSetting: Setting<string> = {
+  key: "token",
+  env: "NATS_TOKEN",
+  type: stringType,
+  secret: "value",
+  label: "NATS token",
+  description: "Token authentication.",
+}
+
+export const natsUserSetting: Setting<string> = {
+  key: "user",
+  env: "NATS_USER",
+  flag: "--nats-user",
+  type: stringType,
+  secret: "none",
+  label: "NATS user",
+  description: "User of user/password authentication.",
+}
+
+export const natsPasswordSetting: Setting<string> = {
+  key: "password",
+  env: "NATS_PASSWORD",
+  type: stringType,
+  secret: "value",
+  label: "NATS password",
+  description: "Password of user/password authentication.",
+}
+
+export const natsNkeySeedSetting: Setting<string> = {
+  key: "nkeySeed",
+  env: "NATS_NKEY_SEED",
+  type: stringType,
+  secret: "value",
+  label: "NATS nkey seed",
+  description: "User nkey seed (SU...) for nkey authentication.",
+  check: (value) => (value.startsWith("SU") ? undefined : "NATS nkey seed must be a user seed (starting with SU)"),
+}
+
+export const natsTlsCaSetting: Setting<string> = {
+  key: "tls.ca",
+  env: "NATS_TLS_CA",
+  flag: "--nats-tls-ca",
+  type: stringType,
+  secret: "none",
+  label: "NATS TLS CA",
+  description: "Path of the CA certificate that signs the servers' certificates.",
+}
+
+export const natsTlsCertSetting: Setting<string> = {
+  key: "tls.cert",
+  env: "NATS_TLS_CERT",
+  flag: "--nats-tls-cert",
+  type: stringType,
+  secret: "none",
+  label: "NATS TLS certificate",
+  description: "Path of the client certificate.",
+}
+
+export const natsTlsKeySetting: Setting<string> = {
+  key: "tls.key",
+  env: "NATS_TLS_KEY",
+  flag: "--nats-tls-key",
+  type: stringType,
+  secret: "none",
+  label: "NATS TLS key",
+  description: "Path of the client certificate's private key.",
+}
+
+const natsAuthRule: SettingRule = (values) => {
+  const problems: Array<{ setting: AnySetting; message: string }> = []
+  const user = values.get(natsUserSetting)
+  const password = values.get(natsPasswordSetting)
+  if (user !== undefined && password === undefined) {
+    problems.push({ setting: natsPasswordSetting, message: "NATS user needs a password" })
+  }
+  if (password !== undefined && user === undefined) {
+    problems.push({ setting: natsUserSetting, message: "NATS password needs a user" })
+  }
+  const methods: ReadonlyArray<AnySetting> = [natsCredsSetting, natsTokenSetting, natsUserSetting, natsNkeySeedSetting]
+  const chosen = methods.filter((setting) => values.get(setting) !== undefined)
+  for (const setting of chosen.slice(1)) {
+    problems.push({
+      setting,
+      message: "NATS authentication takes only one of creds, token, user/password or nkey seed",
+    })
+  }
+  // Credentials in the URL are used only when no authentication setting is set, so they must agree.
+  const url = values.get(natsUrlSetting)
+  if (chosen.length === 0 && url !== undefined && natsServerList(url).credentials.length > 1) {
+    problems.push({ setting: natsUrlSetting, message: "NATS URL servers must all carry the same credentials" })
+  }
+  const cert = values.get(natsTlsCertSetting)
+  const key = values.get(natsTlsKeySetting)
+  if ((cert === undefined) !== (key === undefined)) {
+    problems.push({
+      setting: cert === undefined ? natsTlsCertSetting : natsTlsKeySetting,
+      message: "NATS TLS certificate and key must be set together",
+    })
+  }
+  return problems
+}
+
+const natsStreamRule: SettingRule = (values) => {
+  const window = values.get(natsStreamDuplicateWindowSetting)
+  const maxAge = values.get(natsStreamMaxAgeSetting)
+  return window !== undefined && maxAge !== undefined && maxAge > 0 && window > maxAge
+    ? [
+        {
+          setting: natsStreamDuplicateWindowSetting,
+          message: "NATS stream duplicate window must not be longer than the stream's max age",
+        },
+      ]
+    : []
+}
+
+/** How the exporter authenticates to NATS: at most one way, the settings' or the server URLs' credentials. */
+export type NatsAuth =
+  | { readonly kind: "none" }
+  | { readonly kind: "creds"; readonly credsFile: string }
+  | { readonly kind: "token"; readonly token: string }
+  | { readonly kind: "userPassword"; readonly user: string; readonly password: string }
+  | { readonly kind: "nkey"; readonly seed: string }
+
+/** How the exporter treats its JetStream stream. */
+export interface NatsStreamSettings {
+  /** Whether the exporter creates a missing stream and updates an existing one; false: it must exist. */
+  readonly create: boolean
+  readonly duplicateWindowMs: number
+  /** Applies to a stream the exporter creates; an existing stream's retention cannot change. */
+  readonly retention: "limits" | "interest" | "workqueue"
+  /** 0: messages are kept forever. */
+  readonly maxAgeMs: number
+  /** Beyond it the oldest messages are discarded; 0: no size limit. */
+  readonly maxBytes: number
+}
+
+/** The `nats` exporter's section. */
+export interface NatsExporterConfig {
+  /** Servers, as nats.js takes them. */
+  readonly servers: ReadonlyArray<string>
+  /** Subjects are `<subjectPrefix>.<cluster>.<node>.<event>`. */
+  readonly subjectPrefix: string
+  /** JetStream stream; absent: core NATS publish. */
+  readonly stream?: string
+  readonly streamSettings: NatsStreamSettings
+  readonly kvBucket: string
+  readonly auth: NatsAuth
+  readonly tls?: {
+    readonly caFile?: string
+    readonly certFile?: string
+    readonly keyFile?: string
+  }
+  readonly queue: QueueSettings
+}
+
+/** The exporter's settings, in the order of the configuration reference. */
+export const natsSettings: ComponentSettings<NatsExporterConfig> = {
+  settings: [
+    natsUrlSetting,
+    natsSubjectPrefixSetting,
+    natsStreamSetting,
+    natsStreamCreateSetting,
+    natsStreamDuplicateWindowSetting,
+    natsStreamRetentionSetting,
+    natsStreamMaxAgeSetting,
+    natsStreamMaxBytesSetting,
+    natsKvBucketSetting,
+    natsCredsSetting,
+    natsTokenSetting,
+    natsUserSetting,
+    natsPasswordSetting,
+    natsNkeySeedSetting,
+    natsTlsCaSetting,
+    natsTlsCertSetting,
+    natsTlsKeySetting,
+    ...queueSettingList,
+  ],
+  rules: [natsAuthRule, natsStreamRule, queueSettingsRule],
+  build: (values) => {
+    const creds = values.get(natsCredsSetting)
+    const token = values.get(natsTokenSetting)
+    const user = values.get(natsUserSetting)
+    const password = values.get(natsPasswordSetting)
+    const seed = values.get(natsNkeySeedSetting)
+    const serverList = natsServerList(values.require(natsUrlSetting))
+    const [fromUrl] = serverList.credentials
+    const auth: NatsAuth =
+      creds !== undefined
+        ? { kind: "creds", credsFile: creds }
+        : token !== undefined
+          ? { kind: "token", token }
+          : user !== undefined && password !== undefined
+            ? { kind: "userPassword", user, password }
+            : seed !== undefined
+              ? { kind: "nkey", seed }
+              : fromUrl === undefined
+                ? { kind: "none" }
+                : fromUrl.password === undefined
+                  ? { kind: "token", token: fromUrl.user }
+                  : { kind: "userPassword", user: fromUrl.user, password: fromUrl.password }
+    const stream = values.get(natsStreamSetting)
+    const caFile = values.get(natsTlsCaSetting)
+    const certFile = values.get(natsTlsCertSetting)
+    const keyFile = values.get(natsTlsKeySetting)
+    const tls = {
+      ...(caFile === undefined ? {} : { caFile }),
+      ...(certFile === undefined ? {} : { certFile }),
+      ...(keyFile === undefined ? {} : { keyFile }),
+    }
+    return {
+      servers: serverList.servers,
+      subjectPrefix: values.require(natsSubjectPrefixSetting),
+      ...(stream === undefined ? {} : { stream }),
+      streamSettings: {
+        create: values.require(natsStreamCreateSetting),
+        duplicateWindowMs: values.require(natsStreamDuplicateWindowSetting),
+        retention: values.require(natsStreamRetentionSetting),
+        maxAgeMs: values.require(natsStreamMaxAgeSetting),
+        maxBytes: values.require(natsStreamMaxBytesSetting),
+      },
+      kvBucket: values.require(natsKvBucketSetting),
+      auth,
+      ...(Object.keys(tls).length === 0 ? {} : { tls }),
+      queue: queueSettingsOf(values),
+    }
+  },
+}

@@ -1,0 +1,6 @@
+import type { EventConsumer } from "../component/EventConsumer.ts"
+import type { InventoryStores } from "../processor/inventory/InventoryStore.ts"
+import type { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
+
+/** What the service offers the receivers and processors it creates. */
+export type PipelineServices = ServiceMetrics | EventConsumer | InventoryStores
