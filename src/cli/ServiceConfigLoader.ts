@@ -3,7 +3,7 @@ import { Effect, Result } from "effect"
 import { ComponentRegistry, type ConfiguredExporter } from "../component/ComponentRegistry.ts"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { CONFIG_ENV, CONFIG_FLAG, configFilePath, serviceFlags } from "../config/Flags.ts"
-import { type ConfigSources, type ResolvedConfig, resolveConfigWithOrigins } from "../config/ResolveConfig.ts"
+import { type ConfigSources, type ResolvedConfig, resolvePipeline } from "../config/ResolveConfig.ts"
 import { builtinComponents } from "../service/BuiltinComponents.ts"
 import { CliIo } from "./CliIo.ts"
 import { readConfigFileText } from "./ConfigFileText.ts"
@@ -40,18 +40,22 @@ export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (
             ]),
           ),
         )
-  const resolved = resolveConfigWithOrigins({
+  const { result, modules } = resolvePipeline({
     argv,
     env,
     ...(embedding.base === undefined ? {} : { base: embedding.base }),
     ...(absolutePath === undefined || text === undefined ? {} : { file: { path: absolutePath, text } }),
     catalog: builtinComponents,
   })
-  if (Result.isFailure(resolved)) return yield* resolved.failure
+  const baseDir = absolutePath === undefined ? io.cwd : dirname(absolutePath)
+  if (Result.isFailure(result)) {
+    // The third-party exporters' own problems are reported with the rest.
+    const modular = yield* registry.resolveExporters(modules, { baseDir }).pipe(Effect.flip, Effect.option)
+    const extra = modular._tag === "Some" ? modular.value.problems : []
+    return yield* ConfigInvalid.of([...result.failure.problems, ...extra])
+  }
   const exporters = yield* registry
-    .resolveExporters(resolved.success.config.exporters, {
-      baseDir: absolutePath === undefined ? io.cwd : dirname(absolutePath),
-    })
+    .resolveExporters(result.success.config.exporters, { baseDir })
     .pipe(Effect.mapError((error) => ConfigInvalid.of(error.problems)))
-  return { ...resolved.success, exporters } satisfies LoadedServiceConfig
+  return { ...result.success, exporters } satisfies LoadedServiceConfig
 })

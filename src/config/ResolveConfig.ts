@@ -167,7 +167,27 @@ const fileSection = (root: FileMapping, path: string): FileMapping | undefined =
  * variables and flags applied to the components of the pipeline); third-party exporters' sections are
  * left to their factories, whose problems carry their file paths.
  */
-export const resolveConfigWithOrigins = (sources: ConfigSources): Result.Result<ResolvedConfig, ConfigInvalid> => {
+export const resolveConfigWithOrigins = (sources: ConfigSources): Result.Result<ResolvedConfig, ConfigInvalid> =>
+  resolvePipeline(sources).result
+
+/** A third-party exporter of the pipeline, for its own factory to validate once its module is loaded. */
+export interface ModuleExporter {
+  readonly id: string
+  readonly type: string
+  readonly module: string
+  readonly section: unknown
+}
+
+/**
+ * The effective config, or every problem with it; and the pipeline's third-party exporters either way, so
+ * that their factories' problems are reported together with the rest.
+ */
+export const resolvePipeline = (
+  sources: ConfigSources,
+): {
+  readonly result: Result.Result<ResolvedConfig, ConfigInvalid>
+  readonly modules: ReadonlyArray<ModuleExporter>
+} => {
   const { catalog } = sources
   const flags = parseFlags(sources.argv, serviceFlags(catalog))
   const file =
@@ -260,6 +280,7 @@ export const resolveConfigWithOrigins = (sources: ConfigSources): Result.Result<
     },
   }
 
+  const modules = exporters.filter((exporter): exporter is ModuleExporter => "module" in exporter)
   if (file !== undefined && !file.readable) {
     // Without the file's values, only what the flags and environment say can be judged.
     const judged = new Set([
@@ -269,9 +290,9 @@ export const resolveConfigWithOrigins = (sources: ConfigSources): Result.Result<
         .filter((origin) => origin.source === "flag" || origin.source === "env")
         .map((origin) => origin.key),
     ])
-    return Result.fail(ConfigInvalid.of(problems.filter((problem) => judged.has(problem.key))))
+    return { result: Result.fail(ConfigInvalid.of(problems.filter((problem) => judged.has(problem.key)))), modules: [] }
   }
-  if (problems.length > 0) return Result.fail(ConfigInvalid.of(problems))
+  if (problems.length > 0) return { result: Result.fail(ConfigInvalid.of(problems)), modules }
   const values = service.values
   const config: ServiceConfig = {
     clusterName: values.require(clusterNameSetting),
@@ -294,7 +315,7 @@ export const resolveConfigWithOrigins = (sources: ConfigSources): Result.Result<
     },
     shutdownTimeoutMs: values.require(shutdownTimeoutSetting),
   }
-  return Result.succeed({ config, origins, file: effective })
+  return { result: Result.succeed({ config, origins, file: effective }), modules }
 }
 
 /** The effective config, or every problem with it. */

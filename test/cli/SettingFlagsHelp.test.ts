@@ -3,6 +3,7 @@ import { settingFlagsHelp as runSettingFlagsHelp } from "../../src/cli/RunComman
 import { HELP_WIDTH, settingFlagsHelp } from "../../src/cli/SettingFlagsHelp.ts"
 import { serviceFlags as serviceFlagsOf } from "../../src/config/Flags.ts"
 import { settingReference } from "../../src/config/SettingsReference.ts"
+import { enumType } from "../../src/config/SettingType.ts"
 import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
 import { gpuSerials } from "./GpuSerialsCli.ts"
 
@@ -31,9 +32,26 @@ describe("the help of the setting flags", () => {
     expect(entryOf("--nvidia-smi-max-output SIZE")).toContain("env NVIDIA_SMI_MAX_OUTPUT, default 8Mi, range 1Ki..64Mi")
     expect(entryOf("--report-interval DURATION")).toContain("env REPORT_INTERVAL, default 1h, range 0 or 1s..168h")
     expect(entryOf("--log-level debug|info|warn|error")).toContain("env LOG_LEVEL, default info")
-    expect(entryOf("--postgres-sslmode VALUE")).toContain(
-      "default require, one of disable|allow|prefer|require|verify-ca|verify-full",
-    )
+    const sslmode = settingFlagsHelp([
+      {
+        flag: "--sslmode",
+        takesValue: true,
+        description: "TLS mode.",
+        setting: {
+          key: "sslmode",
+          env: "SSLMODE",
+          flag: "--sslmode",
+          type: enumType(["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]),
+          default: "require",
+          secret: "none",
+          label: "sslmode",
+          description: "TLS mode.",
+        },
+      },
+    ])
+    expect(sslmode).toContain("--sslmode VALUE")
+    expect(sslmode).toContain("default require, one of")
+    expect(sslmode).toContain("disable|allow|prefer|require|verify-ca|verify-full")
   })
 
   it("shows a switch once, as taking no value", () => {

@@ -27,7 +27,7 @@ describe("inventory processor config", () => {
     if (Result.isSuccess(outcome)) return
     const keys = outcome.failure.map((problem) => problem.key).sort()
     expect(keys).toEqual(["removalDelay", "removalGrace", "reportInterval"])
-    expect(outcome.failure.find((problem) => problem.key === "reportInterval")?.message).toMatch(/duration/)
+    expect(outcome.failure.find((problem) => problem.key === "reportInterval")?.message).toMatch(/must be >= 0/)
     expect(outcome.failure.find((problem) => problem.key === "removalDelay")?.message).toBe("unknown key")
   })
 

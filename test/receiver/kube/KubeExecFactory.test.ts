@@ -26,12 +26,11 @@ describe("kube_exec factory", () => {
     assert.deepStrictEqual(factory.validate(undefined), Result.succeed(defaultKubeExecConfig))
   })
 
-  it("validates a resolved config with the settings' rules, every problem at once", () => {
+  it("validates its section with its settings' rules, every problem at once", () => {
     const outcome = factory.validate({
-      ...defaultKubeExecConfig,
       workers: 0,
       labelSelector: "app in (",
-      nvidiaSmi: { mode: "html", maxOutputBytes: 8 * 1024 * 1024 },
+      nvidiaSmi: { mode: "html", maxOutput: "8Mi" },
       extra: true,
     })
     assert.isTrue(Result.isFailure(outcome))
@@ -41,14 +40,14 @@ describe("kube_exec factory", () => {
     assert.strictEqual(workers?.message, "workers must be > 0")
   })
 
-  it("validates a resolved config against the settings' ranges", () => {
-    const outcome = factory.validate({ ...defaultKubeExecConfig, workers: 1_000_000, timeoutMs: 2 ** 31 })
+  it("validates its section against the settings' ranges", () => {
+    const outcome = factory.validate({ workers: 1_000_000, timeout: "596h31m23.648s" })
     const problems = Result.isFailure(outcome) ? outcome.failure : []
     assert.deepStrictEqual(
       problems.map((problem) => [problem.key, problem.message]),
       [
         ["workers", "workers must be between 1 and 1024, got 1000000"],
-        ["timeoutMs", "timeout must be between 1ms and 1h, got 596h31m23.648s"],
+        ["timeout", "timeout must be between 1ms and 1h, got 596h31m23.648s"],
       ],
     )
   })
