@@ -1,10 +1,13 @@
 import { dirname, resolve } from "node:path"
 import { Effect, Result } from "effect"
+import type { ConfigProblem } from "../component/Component.ts"
 import { ComponentRegistry, type ConfiguredExporter } from "../component/ComponentRegistry.ts"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { CONFIG_ENV, CONFIG_FLAG, configFilePath, serviceFlags } from "../config/Flags.ts"
 import { type ConfigSources, type ResolvedConfig, resolvePipeline } from "../config/ResolveConfig.ts"
+import { valueAt } from "../config/ResolveSettings.ts"
 import { builtinComponents } from "../service/BuiltinComponents.ts"
+import { storeProblem } from "../service/InventoryStoreHost.ts"
 import { CliIo } from "./CliIo.ts"
 import { readConfigFileText } from "./ConfigFileText.ts"
 
@@ -57,5 +60,19 @@ export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (
   const exporters = yield* registry
     .resolveExporters(result.success.config.exporters, { baseDir })
     .pipe(Effect.mapError((error) => ConfigInvalid.of(error.problems)))
+  const stores = storeProblems(result.success)
+  if (stores.length > 0) return yield* ConfigInvalid.of(stores)
   return { ...result.success, exporters } satisfies LoadedServiceConfig
 })
+
+/** The store each processor names must exist in this pipeline, as `run` would find it at start. */
+const storeProblems = (resolved: ResolvedConfig): ReadonlyArray<ConfigProblem> =>
+  resolved.config.processors.flatMap((processor) => {
+    const setting = builtinComponents.processors.find((factory) => factory.type === processor.type)?.storeSetting
+    if (setting === undefined) return []
+    const path = `processors.${processor.id}.${setting.key}`
+    const name = setting.type.fromFile(valueAt(resolved.file, path), true)
+    if (Result.isFailure(name)) return []
+    const problem = storeProblem(name.success, builtinComponents.stores, resolved.config.exporters)
+    return problem === undefined ? [] : [{ key: resolved.origins[path]?.key ?? path, message: problem }]
+  })

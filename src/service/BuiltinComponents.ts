@@ -4,6 +4,7 @@ import type { ExporterFactory } from "../component/Exporter.ts"
 import type { Processor } from "../component/Processor.ts"
 import type { Receiver } from "../component/Receiver.ts"
 import type { Configured } from "../config/ComponentSettings.ts"
+import type { Setting } from "../config/Setting.ts"
 import * as NatsExporter from "../exporter/nats/NatsExporter.ts"
 import * as NatsKvInventoryStore from "../exporter/nats/NatsKvInventoryStore.ts"
 import * as OtlpExporter from "../exporter/otlp/OtlpExporter.ts"
@@ -20,7 +21,11 @@ export type BuiltinReceiver = ComponentFactory<"receiver", any, Receiver, Pipeli
 
 /** A processor type of this build: it turns observations into events for the exporters. */
 // biome-ignore lint/suspicious/noExplicitAny: each factory takes the config its own settings build.
-export type BuiltinProcessor = ComponentFactory<"processor", any, Processor, PipelineServices> & Configured<unknown>
+export type BuiltinProcessor = ComponentFactory<"processor", any, Processor, PipelineServices> &
+  Configured<unknown> & {
+    /** The setting that names the store the processor keeps its state in, checked against the pipeline. */
+    readonly storeSetting?: Setting<string>
+  }
 
 /** An exporter type of this build. */
 export type BuiltinExporter = ExporterFactory & Configured<unknown>

@@ -31,6 +31,19 @@ describe("gpu-serials config", () => {
     expect(run.stderr).toContain("--config: cannot read config file /nonexistent.yaml: no such file")
   })
 
+  it("refuses an inventory store that is not memory or a pipeline exporter keeping one, as run would", () => {
+    const refused = gpuSerials(["config", "validate"], { env: { CLUSTER_NAME: "c", INVENTORY_STORE: "nats" } })
+    expect(refused.status).toBe(2)
+    expect(refused.stderr).toContain(
+      'INVENTORY_STORE: inventory store "nats" is neither memory nor an exporter of the pipeline that keeps a store (types: nats)',
+    )
+    const kept = gpuSerials(["config", "validate", "--exporter", "stdout,nats"], {
+      env: { CLUSTER_NAME: "c", INVENTORY_STORE: "nats" },
+    })
+    expect(kept.stderr).toBe("")
+    expect(kept.status).toBe(0)
+  })
+
   it("loads a third-party exporter named by module and reports its section's problems under its key", () => {
     const module = join(repositoryRoot, "test/component/third-party/memory-exporter.ts")
     const valid = configFile(

@@ -18,6 +18,7 @@ import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { EventConsumer } from "../../component/EventConsumer.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import { type ComponentSettings, configuredBy } from "../../config/ComponentSettings.ts"
+import type { Setting } from "../../config/Setting.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEventKind.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
@@ -32,7 +33,7 @@ import {
   transition,
 } from "./Inventory.ts"
 import { type InventoryChange, mergeChanges } from "./InventoryChange.ts"
-import { type InventoryConfig, inventorySettings } from "./InventoryConfig.ts"
+import { type InventoryConfig, inventorySettings, storeSetting } from "./InventoryConfig.ts"
 import type { InventorySettings } from "./InventorySettings.ts"
 import { type InventoryStore, InventoryStoreError, InventoryStores } from "./InventoryStore.ts"
 import type { KnownGpu } from "./KnownGpu.ts"
@@ -267,10 +268,11 @@ export const factory: ComponentFactory<
   InventoryConfig,
   InventoryProcessor["Service"],
   ServiceMetrics | EventConsumer | InventoryStores
-> & { readonly settings: ComponentSettings<InventoryConfig> } = {
+> & { readonly settings: ComponentSettings<InventoryConfig>; readonly storeSetting: Setting<string> } = {
   kind: "processor",
   type: "inventory",
   ...configuredBy(inventorySettings),
+  storeSetting,
   create: (config, settings) =>
     Effect.gen(function* () {
       const consumer = yield* EventConsumer
