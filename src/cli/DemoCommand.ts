@@ -1,16 +1,17 @@
 import { Clock, Effect, Fiber, Result } from "effect"
+import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
+import { parseFlags } from "../config/Flags.ts"
 import { parseGoDuration } from "../config/GoDuration.ts"
 import { type AnySetting, settingPath } from "../config/Setting.ts"
-import { removalGraceSetting, serverAddressSetting } from "../config/Settings.ts"
+import { clusterNameSetting, removalGraceSetting, serverAddressSetting, serverPortSetting } from "../config/Settings.ts"
 import { freePort } from "../telemetry/FreePort.ts"
 import { CliIo } from "./CliIo.ts"
-import { parseCommandLine } from "./CommandLine.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
 import { DemoTally } from "./DemoTally.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { serveWith, settingFlagsHelp } from "./RunCommand.ts"
 import { type LoadedServiceConfig, loadServiceConfig } from "./ServiceConfigLoader.ts"
-import { usageFailure } from "./UsageFailure.ts"
+import { optionProblem, usageFailure } from "./UsageFailure.ts"
 
 export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
                         [--exec-latency D] [SETTING FLAGS]
@@ -39,14 +40,18 @@ Setting flags are those of 'gpu-serials run' (the demo sets --cluster-name demo 
 ${settingFlagsHelp}
 `
 
-const demoOptions = {
-  nodes: "value",
-  duration: "value",
-  "fault-rate": "value",
-  churn: "value",
-  seed: "value",
-  "exec-latency": "value",
-} as const
+/** The demo's own options; every other argument is passed on to the setting flags, in order. */
+const demoOptions: CommandLineSpec = {
+  options: {
+    nodes: "value",
+    duration: "value",
+    "fault-rate": "value",
+    churn: "value",
+    seed: "value",
+    "exec-latency": "value",
+  },
+  others: "passed-on",
+}
 
 /** Short enough that churn shows `removed` events within a demo's run. */
 const demoRemovalGraceMs = 10_000
@@ -168,34 +173,14 @@ const startCluster = (simulator: Simulator, settings: DemoSettings) =>
     (cluster: SimulatedCluster) => Effect.promise(() => cluster.close()),
   )
 
-/**
- * Splits the demo's own options from the setting flags; a setting flag's value must not be read as a
- * demo option, so the line is scanned once with the demo options known.
- */
-const splitArguments = (argv: ReadonlyArray<string>) => {
-  const own: Array<string> = []
-  const rest: Array<string> = []
-  for (let position = 0; position < argv.length; position++) {
-    const argument = argv[position] ?? ""
-    const name = argument.startsWith("--") ? (argument.slice(2).split("=")[0] ?? "") : ""
-    if (name in demoOptions) {
-      own.push(argument)
-      if (!argument.includes("=") && position + 1 < argv.length) own.push(argv[++position] ?? "")
-    } else {
-      rest.push(argument)
-    }
-  }
-  return { own, rest }
-}
-
 /** `gpu-serials demo`: the real service against the built-in simulated cluster. */
 export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArray<string>) {
   const io = yield* CliIo
-  const { own, rest } = splitArguments(argv)
-  const commandLine = parseCommandLine(own, demoOptions)
+  const commandLine = parseCommandLine(argv, demoOptions)
+  const rest = commandLine.positionals
   const { settings, problems } = demoSettings(commandLine.options)
   if (commandLine.problems.length + problems.length > 0) {
-    return yield* usageFailure("demo", [...commandLine.problems, ...problems], demoUsage)
+    return yield* usageFailure("demo", [...commandLine.problems.map(optionProblem), ...problems], demoUsage)
   }
   const simulator = yield* importSimulator.pipe(Effect.result)
   if (Result.isFailure(simulator)) {
@@ -209,10 +194,10 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
         `simulated cluster at ${cluster.url} with ${cluster.nodeNames().length} GPU nodes\n` +
           `  kubectl --kubeconfig ${cluster.kubeconfigPath} get pods -n ${cluster.namespace}\n`,
       )
-      const givesPort =
-        rest.some((argument) => argument.startsWith("--server-port")) || io.env.SERVER_PORT !== undefined
+      const given = parseFlags(rest).values
+      const givesPort = given.has(serverPortSetting) || io.env.SERVER_PORT !== undefined
       const serviceArgs = [
-        ...(rest.some((argument) => argument.startsWith("--cluster-name")) ? [] : ["--cluster-name", "demo"]),
+        ...(given.has(clusterNameSetting) ? [] : ["--cluster-name", "demo"]),
         ...(givesPort ? [] : ["--server-port", String(yield* Effect.promise(freePort))]),
         "--kubeconfig",
         cluster.kubeconfigPath,
