@@ -2,7 +2,7 @@ import { dirname, resolve } from "node:path"
 import { Effect, Result } from "effect"
 import { ComponentRegistry, type ConfiguredExporter } from "../component/ComponentRegistry.ts"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
-import { CONFIG_ENV, CONFIG_FLAG, configFilePath } from "../config/Flags.ts"
+import { CONFIG_ENV, CONFIG_FLAG, configFilePath, parseFlags } from "../config/Flags.ts"
 import { exporterProblemKey, type ResolvedConfig, resolveConfigWithOrigins } from "../config/ResolveConfig.ts"
 import { CliIo } from "./CliIo.ts"
 import { readConfigFileText } from "./ConfigFileText.ts"
@@ -29,7 +29,7 @@ export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (argv:
           Effect.mapError((unreadable) =>
             ConfigInvalid.of([
               {
-                key: argv.some((argument) => argument.startsWith(CONFIG_FLAG)) ? CONFIG_FLAG : CONFIG_ENV,
+                key: parseFlags(argv).configPath === undefined ? CONFIG_ENV : CONFIG_FLAG,
                 message: `cannot read config file ${path}: ${unreadable.reason}`,
               },
             ]),
