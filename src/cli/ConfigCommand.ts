@@ -1,11 +1,12 @@
 import { Effect } from "effect"
+import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
 import type { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { printConfig } from "../config/PrintConfig.ts"
 import { builtinComponents } from "../service/BuiltinComponents.ts"
 import { CliIo } from "./CliIo.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { loadServiceConfig } from "./ServiceConfigLoader.ts"
-import { usageFailure } from "./UsageFailure.ts"
+import { optionProblem, usageFailure } from "./UsageFailure.ts"
 
 export const configUsage = `Usage: gpu-serials config validate [--config FILE] [SETTING FLAGS]
        gpu-serials config print [--show-origin] [--config FILE] [SETTING FLAGS]
@@ -18,6 +19,10 @@ export const configUsage = `Usage: gpu-serials config validate [--config FILE] [
 Setting flags are those of 'gpu-serials run' (see gpu-serials run --help).
 `
 
+/** The action's own options; every other argument is passed on to the setting flags, in order. */
+const printOptions: CommandLineSpec = { options: { "show-origin": "switch" }, others: "passed-on" }
+const validateOptions: CommandLineSpec = { options: {}, others: "passed-on" }
+
 /** `gpu-serials config validate|print`. */
 export const configCommand = Effect.fn("ConfigCommand")(function* (argv: ReadonlyArray<string>) {
   const io = yield* CliIo
@@ -26,9 +31,12 @@ export const configCommand = Effect.fn("ConfigCommand")(function* (argv: Readonl
     const problem = action === undefined ? "config needs validate or print" : `unknown config action ${action}`
     return yield* usageFailure("config", [{ message: problem }], configUsage)
   }
-  const showOrigin = action === "print" && rest.includes("--show-origin")
-  const settingArgs = rest.filter((argument) => !(action === "print" && argument === "--show-origin"))
-  return yield* loadServiceConfig(settingArgs).pipe(
+  const commandLine = parseCommandLine(rest, action === "print" ? printOptions : validateOptions)
+  if (commandLine.problems.length > 0) {
+    return yield* usageFailure("config", commandLine.problems.map(optionProblem), configUsage)
+  }
+  const showOrigin = commandLine.options.has("show-origin")
+  return yield* loadServiceConfig(commandLine.positionals).pipe(
     Effect.flatMap(({ config, origins, file }) =>
       action === "validate"
         ? io.stdout(

@@ -1,16 +1,16 @@
 import { Clock, Effect, Fiber, Result } from "effect"
+import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
 import { parseGoDuration } from "../config/GoDuration.ts"
 import { valueAt } from "../config/ResolveSettings.ts"
 import { removalGraceSetting } from "../processor/inventory/InventoryConfig.ts"
 import { freePort } from "../telemetry/FreePort.ts"
 import { CliIo } from "./CliIo.ts"
-import { parseCommandLine } from "./CommandLine.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
 import { DemoTally } from "./DemoTally.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { serveWith, settingFlagsHelp } from "./RunCommand.ts"
 import { type LoadedServiceConfig, loadServiceConfig } from "./ServiceConfigLoader.ts"
-import { usageFailure } from "./UsageFailure.ts"
+import { optionProblem, usageFailure } from "./UsageFailure.ts"
 
 export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
                         [--exec-latency D] [SETTING FLAGS]
@@ -39,14 +39,18 @@ Setting flags are those of 'gpu-serials run' (the demo sets --cluster-name demo 
 ${settingFlagsHelp}
 `
 
-const demoOptions = {
-  nodes: "value",
-  duration: "value",
-  "fault-rate": "value",
-  churn: "value",
-  seed: "value",
-  "exec-latency": "value",
-} as const
+/** The demo's own options; every other argument is passed on to the setting flags, in order. */
+const demoOptions: CommandLineSpec = {
+  options: {
+    nodes: "value",
+    duration: "value",
+    "fault-rate": "value",
+    churn: "value",
+    seed: "value",
+    "exec-latency": "value",
+  },
+  others: "passed-on",
+}
 
 /** Short enough that churn shows `removed` events within a demo's run. */
 const demoRemovalGrace = "10s"
@@ -161,26 +165,6 @@ const startCluster = (simulator: Simulator, settings: DemoSettings) =>
     (cluster: SimulatedCluster) => Effect.promise(() => cluster.close()),
   )
 
-/**
- * Splits the demo's own options from the setting flags; a setting flag's value must not be read as a
- * demo option, so the line is scanned once with the demo options known.
- */
-const splitArguments = (argv: ReadonlyArray<string>) => {
-  const own: Array<string> = []
-  const rest: Array<string> = []
-  for (let position = 0; position < argv.length; position++) {
-    const argument = argv[position] ?? ""
-    const name = argument.startsWith("--") ? (argument.slice(2).split("=")[0] ?? "") : ""
-    if (name in demoOptions) {
-      own.push(argument)
-      if (!argument.includes("=") && position + 1 < argv.length) own.push(argv[++position] ?? "")
-    } else {
-      rest.push(argument)
-    }
-  }
-  return { own, rest }
-}
-
 /** The removal grace in effect, as the summary explains it. */
 const removalGraceOf = (loaded: LoadedServiceConfig): number => {
   const written = valueAt(loaded.file, `processors.inventory.${removalGraceSetting.key}`)
@@ -191,11 +175,11 @@ const removalGraceOf = (loaded: LoadedServiceConfig): number => {
 /** `gpu-serials demo`: the real service against the built-in simulated cluster. */
 export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArray<string>) {
   const io = yield* CliIo
-  const { own, rest } = splitArguments(argv)
-  const commandLine = parseCommandLine(own, demoOptions)
+  const commandLine = parseCommandLine(argv, demoOptions)
+  const rest = commandLine.positionals
   const { settings, problems } = demoSettings(commandLine.options)
   if (commandLine.problems.length + problems.length > 0) {
-    return yield* usageFailure("demo", [...commandLine.problems, ...problems], demoUsage)
+    return yield* usageFailure("demo", [...commandLine.problems.map(optionProblem), ...problems], demoUsage)
   }
   const simulator = yield* importSimulator.pipe(Effect.result)
   if (Result.isFailure(simulator)) {

@@ -1,6 +1,7 @@
 import { hostname } from "node:os"
 import { Effect, Result } from "effect"
 import { formatByteSize } from "../config/ByteSize.ts"
+import { parseCommandLine } from "../config/CommandLine.ts"
 import { settingFromText } from "../config/Setting.ts"
 import { settingReference } from "../config/SettingsReference.ts"
 import { readingRecords } from "../domain/GpuRecordBuilder.ts"
@@ -11,11 +12,10 @@ import { parseNvsmiOutput } from "../nvsmi/NvsmiOutput.ts"
 import { defaultMaxOutputBytes } from "../nvsmi/XmlReadingParser.ts"
 import { nvidiaSmiMaxOutputSetting } from "../receiver/kube/KubeExecConfig.ts"
 import { CliIo } from "./CliIo.ts"
-import { parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { recordTable } from "./RecordTable.ts"
 import { terminalText } from "./TerminalText.ts"
-import { usageFailure } from "./UsageFailure.ts"
+import { optionProblem, usageFailure } from "./UsageFailure.ts"
 
 const maxBytesReference = settingReference(nvidiaSmiMaxOutputSetting)
 
@@ -38,7 +38,9 @@ const formats = ["json", "table"] as const
 /** `gpu-serials parse`: what an operator runs on a node to see what the service would read there. */
 export const parseCommand = Effect.fn("ParseCommand")(function* (argv: ReadonlyArray<string>) {
   const io = yield* CliIo
-  const commandLine = parseCommandLine(argv, { format: "value", cluster: "value", node: "value", "max-bytes": "value" })
+  const commandLine = parseCommandLine(argv, {
+    options: { format: "value", cluster: "value", node: "value", "max-bytes": "value" },
+  })
   const { options, positionals } = commandLine
   const format = options.get("format") ?? "json"
   const maxBytesText = options.get("max-bytes")
@@ -49,7 +51,7 @@ export const parseCommand = Effect.fn("ParseCommand")(function* (argv: ReadonlyA
       : settingFromText(nvidiaSmiMaxOutputSetting, maxBytesText, "--max-bytes")
   const maxBytes = Result.getOrElse(maxBytesRead, () => defaultMaxOutputBytes)
   const problems = [
-    ...commandLine.problems,
+    ...commandLine.problems.map(optionProblem),
     ...(formats.some((known) => known === format)
       ? []
       : [{ message: `--format must be json or table, not ${format}` }]),

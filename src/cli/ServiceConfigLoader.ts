@@ -3,7 +3,7 @@ import { Effect, Result } from "effect"
 import type { ConfigProblem } from "../component/Component.ts"
 import { ComponentRegistry, type ConfiguredExporter } from "../component/ComponentRegistry.ts"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
-import { CONFIG_ENV, CONFIG_FLAG, configFilePath, serviceFlags } from "../config/Flags.ts"
+import { CONFIG_ENV, CONFIG_FLAG, configFilePath, parseFlags, serviceFlags } from "../config/Flags.ts"
 import { type ConfigSources, type ResolvedConfig, resolvePipeline } from "../config/ResolveConfig.ts"
 import { valueAt } from "../config/ResolveSettings.ts"
 import { builtinComponents } from "../service/BuiltinComponents.ts"
@@ -28,7 +28,8 @@ export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (
   const io = yield* CliIo
   const env = embedding.env ?? io.env
   const registry = yield* ComponentRegistry
-  const path = configFilePath(argv, env, serviceFlags(builtinComponents))
+  const flags = serviceFlags(builtinComponents)
+  const path = configFilePath(argv, env, flags)
   const absolutePath = path === undefined ? undefined : resolve(io.cwd, path)
   const text =
     absolutePath === undefined
@@ -37,7 +38,7 @@ export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (
           Effect.mapError((unreadable) =>
             ConfigInvalid.of([
               {
-                key: argv.some((argument) => argument.startsWith(CONFIG_FLAG)) ? CONFIG_FLAG : CONFIG_ENV,
+                key: parseFlags(argv, flags).configPath === undefined ? CONFIG_ENV : CONFIG_FLAG,
                 message: `cannot read config file ${path}: ${unreadable.reason}`,
               },
             ]),

@@ -1,5 +1,6 @@
 import type { Msg, Subscription } from "@nats-io/transport-node"
 import { Effect, Result, Stream } from "effect"
+import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
 import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import { natsCommandConfig, natsSettingFlags } from "../exporter/nats/NatsCommandConfig.ts"
 import { NatsConnectError } from "../exporter/nats/NatsConnectError.ts"
@@ -7,9 +8,8 @@ import { connectTimeout, scoped as scopedConnection, serverList } from "../expor
 import { filterSubject } from "../exporter/nats/NatsSubject.ts"
 import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { CliIo } from "./CliIo.ts"
-import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
-import { usageFailure } from "./UsageFailure.ts"
+import { optionProblem, usageFailure } from "./UsageFailure.ts"
 
 export const tailUsage = `Usage: gpu-serials tail [--cluster C] [--node N] [--event E] [--count N] [NATS FLAGS]
 
@@ -25,12 +25,14 @@ NATS connection: the NATS_* environment variables of the nats exporter, or its f
 (--nats-url, --nats-subject-prefix, --nats-creds, --nats-user, --nats-tls-ca, --nats-tls-cert, --nats-tls-key).
 `
 
-const spec: OptionSpec = {
-  cluster: "value",
-  node: "value",
-  event: "value",
-  count: "value",
-  ...Object.fromEntries([...natsSettingFlags.keys()].map((name) => [name, "value" as const])),
+const spec: CommandLineSpec = {
+  options: {
+    cluster: "value",
+    node: "value",
+    event: "value",
+    count: "value",
+    ...Object.fromEntries([...natsSettingFlags.keys()].map((name) => [name, "value" as const])),
+  },
 }
 
 const decoder = new TextDecoder()
@@ -50,7 +52,7 @@ export const tailCommand = Effect.fn("TailCommand")(function* (argv: ReadonlyArr
   const countText = options.get("count")
   const count = countText === undefined ? undefined : Number(countText)
   const problems = [
-    ...commandLine.problems,
+    ...commandLine.problems.map(optionProblem),
     ...commandLine.positionals.map((argument) => ({ message: `unexpected argument ${argument}` })),
     ...(event === undefined || inventoryEventKinds.some((kind) => kind === event)
       ? []

@@ -1,4 +1,5 @@
 import { Effect, Result } from "effect"
+import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
 import type { GpuLocation } from "../exporter/nats/GpuLocation.ts"
 import { openExistingBucket } from "../exporter/nats/GpuLocationBucket.ts"
 import { locate } from "../exporter/nats/GpuLocationLookup.ts"
@@ -6,10 +7,9 @@ import { natsCommandConfig, natsSettingFlags } from "../exporter/nats/NatsComman
 import { scoped as scopedConnection } from "../exporter/nats/NatsConnection.ts"
 import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { CliIo } from "./CliIo.ts"
-import { type OptionSpec, parseCommandLine } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { terminalText } from "./TerminalText.ts"
-import { usageFailure } from "./UsageFailure.ts"
+import { optionProblem, usageFailure } from "./UsageFailure.ts"
 
 export const whereUsage = `Usage: gpu-serials where SERIAL|UUID [--cluster NAME] [--format table|json] [NATS FLAGS]
 
@@ -27,10 +27,12 @@ NATS connection: the NATS_* environment variables of the nats exporter, or its f
 
 const formats = ["table", "json"] as const
 
-const spec: OptionSpec = {
-  cluster: "value",
-  format: "value",
-  ...Object.fromEntries([...natsSettingFlags.keys()].map((name) => [name, "value" as const])),
+const spec: CommandLineSpec = {
+  options: {
+    cluster: "value",
+    format: "value",
+    ...Object.fromEntries([...natsSettingFlags.keys()].map((name) => [name, "value" as const])),
+  },
 }
 
 const columns: ReadonlyArray<readonly [string, (location: GpuLocation) => string]> = [
@@ -65,7 +67,7 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
   const cluster = commandLine.options.get("cluster")
   const [wanted, ...extra] = commandLine.positionals
   const problems = [
-    ...commandLine.problems,
+    ...commandLine.problems.map(optionProblem),
     ...(formats.some((known) => known === format)
       ? []
       : [{ message: `--format must be table or json, not ${format}` }]),

@@ -1,5 +1,6 @@
 import type { ConfigProblem } from "../component/Component.ts"
 import { didYouMean } from "./ClosestName.ts"
+import { type CommandLineProblem, type CommandLineSpec, type OptionKind, parseCommandLine } from "./CommandLine.ts"
 import { type ComponentCatalog, settingsSections } from "./ComponentCatalog.ts"
 import type { Env, FlagValue } from "./ResolveSettings.ts"
 import type { AnySetting } from "./Setting.ts"
@@ -54,6 +55,38 @@ export const serviceFlags = (catalog: ComponentCatalog): ReadonlyArray<FlagSpec>
   ]
 }
 
+/** The parser's options: a switch is negatable, so its `--no-` flag is the switch's own form. */
+const flagOptions = (flags: ReadonlyArray<FlagSpec>): CommandLineSpec => ({
+  options: Object.fromEntries(
+    flags.flatMap(
+      (spec): ReadonlyArray<readonly [string, OptionKind]> =>
+        spec.impliedValue === undefined ? [[spec.flag.slice(2), spec.takesValue ? "value" : "negatable"]] : [],
+    ),
+  ),
+  others: "unexpected",
+})
+
+const unexpectedArgument = (argument: string): ConfigProblem => ({
+  key: argument,
+  message: "unexpected argument (settings are given as --flag value)",
+})
+
+const flagProblem = (problem: CommandLineProblem): ConfigProblem => {
+  switch (problem.kind) {
+    case "unknown":
+      // Settings have no single-dash flags: `-w` is a stray argument.
+      return problem.option.startsWith("--")
+        ? { key: problem.option, message: `unknown flag${didYouMean(problem.option, problem.known)}` }
+        : unexpectedArgument(problem.option)
+    case "needs-value":
+      return { key: problem.option, message: "flag needs a value" }
+    case "takes-no-value":
+      return { key: problem.option, message: "flag takes no value" }
+    case "unexpected-argument":
+      return unexpectedArgument(problem.argument)
+  }
+}
+
 export interface ParsedFlags {
   readonly values: ReadonlyMap<AnySetting, FlagValue>
   readonly configPath?: string
@@ -67,48 +100,20 @@ export interface ParsedFlags {
  */
 export const parseFlags = (argv: ReadonlyArray<string>, flags: ReadonlyArray<FlagSpec>): ParsedFlags => {
   const flagsByName: ReadonlyMap<string, FlagSpec> = new Map(flags.map((spec) => [spec.flag, spec]))
+  const line = parseCommandLine(argv, flagOptions(flags))
   const values = new Map<AnySetting, FlagValue>()
-  const problems: Array<ConfigProblem> = []
+  const problems: Array<ConfigProblem> = line.problems.map(flagProblem)
   let configPath: string | undefined
-  for (let i = 0; i < argv.length; i++) {
-    const argument = argv[i] ?? ""
-    if (!argument.startsWith("--") || argument === "--") {
-      problems.push({ key: argument, message: "unexpected argument (settings are given as --flag value)" })
+  for (const { name, option, value } of line.given) {
+    const setting = flagsByName.get(`--${name}`)?.setting
+    if (setting === undefined) {
+      if (value === "") problems.push({ key: option, message: "flag needs a value" })
+      else configPath = value
       continue
     }
-    const equals = argument.indexOf("=")
-    const name = equals === -1 ? argument : argument.slice(0, equals)
-    const spec = flagsByName.get(name)
-    if (spec === undefined) {
-      problems.push({ key: name, message: `unknown flag${didYouMean(name, flagsByName.keys())}` })
-      continue
-    }
-    let text: string
-    if (equals !== -1) {
-      if (spec.impliedValue !== undefined) {
-        problems.push({ key: name, message: "flag takes no value" })
-        continue
-      }
-      text = argument.slice(equals + 1)
-    } else if (!spec.takesValue) {
-      text = spec.impliedValue ?? "true"
-    } else {
-      const next = argv[i + 1]
-      if (next === undefined || next.startsWith("--")) {
-        problems.push({ key: name, message: "flag needs a value" })
-        continue
-      }
-      text = next
-      i++
-    }
-    if (spec.setting === undefined) {
-      if (text === "") problems.push({ key: name, message: "flag needs a value" })
-      else configPath = text
-      continue
-    }
-    const earlier = values.get(spec.setting)
-    const collected = earlier !== undefined && spec.setting.type === listType ? `${earlier.text},${text}` : text
-    values.set(spec.setting, { flag: name, text: collected })
+    const earlier = values.get(setting)
+    const collected = earlier !== undefined && setting.type === listType ? `${earlier.text},${value}` : value
+    values.set(setting, { flag: option, text: collected })
   }
   return configPath === undefined ? { values, problems } : { values, configPath, problems }
 }

@@ -68,6 +68,12 @@ describe("gpu-serials config", () => {
     expect(run.stdout).toContain("name: prod # env CLUSTER_NAME")
     expect(run.stdout).not.toContain("s3cr3t-t0ken")
   })
+
+  it("rejects a value given to --show-origin with exit code 2", () => {
+    const run = gpuSerials(["config", "print", "--show-origin=yes"], { env: { CLUSTER_NAME: "prod" } })
+    expect(run.status).toBe(2)
+    expect(run.stderr).toContain("gpu-serials config: option --show-origin takes no value")
+  })
 })
 
 describe("gpu-serials commands", () => {

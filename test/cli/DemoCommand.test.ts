@@ -95,4 +95,11 @@ describe("gpu-serials demo", () => {
     expect(run.stderr).toContain("--nodes must be 1 to 10000, not 0")
     expect(run.stderr).toContain("--fault-rate must be a probability from 0 to 1, not 2")
   })
+
+  it("reads its own options among the setting flags, one at a time", () => {
+    const run = gpuSerials(["demo", "--workers", "2", "--nodes", "--seed", "lab"])
+    expect(run.status).toBe(2)
+    expect(run.stderr).toContain("gpu-serials demo: option --nodes needs a value")
+    expect(run.stderr).not.toContain("option --seed")
+  })
 })
