@@ -2,7 +2,6 @@
 
 export type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings, Health } from "./component/Component.ts"
 export { ComponentStartError } from "./component/ComponentStartError.ts"
-export type { Exporter, ExporterFactory, ExporterStats } from "./component/Exporter.ts"
 export { type ComponentSettings, type Configured, configuredBy, decodeSection } from "./config/ComponentSettings.ts"
 export {
   defaultQueueSettings,
@@ -29,4 +28,5 @@ export { parseCsvReading } from "./nvsmi/CsvReadingParser.ts"
 export { type NvsmiError, type NvsmiErrorKind, nvsmiErrorKinds } from "./nvsmi/NvsmiError.ts"
 export { parseNvsmiOutput } from "./nvsmi/NvsmiOutput.ts"
 export { parseXmlReading, XmlReadingParser } from "./nvsmi/XmlReadingParser.ts"
+export type { Exporter, ExporterFactory, ExporterStats } from "./pipeline/Exporter.ts"
 export { builtinComponents } from "./service/BuiltinComponents.ts"

@@ -14,6 +14,7 @@ const layers = [
   "nvsmi",
   "log",
   "component",
+  "pipeline",
   "config",
   "telemetry",
   "processor",
@@ -70,5 +71,12 @@ describe("the folders of src/", () => {
       .filter((folderImport) => rank(folderImport.to) >= rank(folderImport.from))
       .map((folderImport) => `${folderImport.file} imports ${folderImport.to}`)
     expect(upward).toEqual([])
+  })
+
+  it("keep the component contract free of the rest of the product", () => {
+    const outside = folderImports()
+      .filter((folderImport) => folderImport.from === "component")
+      .map((folderImport) => `${folderImport.file} imports ${folderImport.to}`)
+    expect(outside).toEqual([])
   })
 })

@@ -1,10 +1,10 @@
 import { Context, Duration, Effect, Layer, Option, Queue, Ref, type Scope, Stream, SubscriptionRef } from "effect"
 import type { Health } from "../component/Component.ts"
-import type { ConfiguredExporter, ServiceSettings } from "../component/ComponentRegistry.ts"
 import type { ComponentStartError } from "../component/ComponentStartError.ts"
-import type { Exporter, ExporterStats } from "../component/Exporter.ts"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
+import type { ConfiguredExporter, ServiceSettings } from "../pipeline/ComponentRegistry.ts"
+import type { Exporter, ExporterStats } from "../pipeline/Exporter.ts"
 
 /** The health of every exporter by id, and of all of them: healthy only when each one is. */
 export interface FanoutHealth extends Health {

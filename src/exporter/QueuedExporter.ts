@@ -14,10 +14,10 @@ import {
   SubscriptionRef,
 } from "effect"
 import type { Health } from "../component/Component.ts"
-import type { Exporter, ExporterStats } from "../component/Exporter.ts"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { QueueSettings } from "../config/QueueSettings.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
+import type { Exporter, ExporterStats } from "../pipeline/Exporter.ts"
 import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 import { nextRetry } from "./RetryPolicy.ts"
 import { type Sink, SinkError } from "./Sink.ts"

@@ -1,4 +1,4 @@
-import type { EventConsumer } from "../component/EventConsumer.ts"
+import type { EventConsumer } from "../pipeline/EventConsumer.ts"
 import type { InventoryStores } from "../processor/inventory/InventoryStore.ts"
 import type { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 

@@ -1,7 +1,7 @@
 import { type Attributes, type BatchObservableCallback, type Observable, ValueType } from "@opentelemetry/api"
 import { Effect, Layer } from "effect"
-import type { ExporterStats } from "../component/Exporter.ts"
 import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
+import type { ExporterStats } from "../pipeline/Exporter.ts"
 import { BoundedLabel } from "./BoundedLabel.ts"
 import { ServiceMeter, type ServiceMeterOptions, serviceName } from "./ServiceMeter.ts"
 import { type InventorySnapshot, type ReadingOutcome, ServiceMetrics } from "./ServiceMetrics.ts"

@@ -1,6 +1,6 @@
 import { Context, type Effect } from "effect"
-import type { ExporterStats } from "../component/Exporter.ts"
 import type { InventoryEventKind } from "../domain/InventoryEventKind.ts"
+import type { ExporterStats } from "../pipeline/Exporter.ts"
 
 /** Outcome of reading one node; `errorKind` is a bounded label (nvidia-smi error kind or exec failure kind). */
 export interface ReadingOutcome {

@@ -1,7 +1,7 @@
 import type { Writable } from "node:stream"
 import { Effect } from "effect"
-import type { ExporterFactory } from "../../component/Exporter.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
+import type { ExporterFactory } from "../../pipeline/Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
 import { type StdoutConfig, stdoutSettings } from "./StdoutConfig.ts"
 import * as StdoutSink from "./StdoutSink.ts"

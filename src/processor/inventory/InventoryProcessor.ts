@@ -15,13 +15,13 @@ import {
 } from "effect"
 import type { ComponentFactory, Health } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
-import { EventConsumer } from "../../component/EventConsumer.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import { type ComponentSettings, configuredBy } from "../../config/ComponentSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEventKind.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
+import { EventConsumer } from "../../pipeline/EventConsumer.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import {
   fromKnown,

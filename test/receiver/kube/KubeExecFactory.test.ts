@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect, Queue, Result } from "effect"
-import { ComponentRegistry } from "../../../src/component/ComponentRegistry.ts"
+import { ComponentRegistry } from "../../../src/pipeline/ComponentRegistry.ts"
 import { defaultKubeExecConfig, factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { quickCluster } from "./ReceiverHarness.ts"

@@ -1,6 +1,6 @@
 import type { Cause, Effect, Queue } from "effect"
+import type { Health } from "../component/Component.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
-import type { Health } from "./Component.ts"
 
 /** A running receiver: what it observes, in order, and whether it works. */
 export interface Receiver {

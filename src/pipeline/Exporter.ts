@@ -1,6 +1,6 @@
 import type { Duration, Effect } from "effect"
+import type { ComponentFactory, Health } from "../component/Component.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
-import type { ComponentFactory, Health } from "./Component.ts"
 
 /**
  * A running exporter. `export` only hands events over: it never waits for the sink, so a slow or

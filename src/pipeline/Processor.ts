@@ -1,6 +1,6 @@
 import type { Effect } from "effect"
+import type { Health } from "../component/Component.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
-import type { Health } from "./Component.ts"
 
 /**
  * A running processor: it takes the receivers' observations one at a time and hands the events they

@@ -1,7 +1,7 @@
 // A third-party exporter as a package would ship it: it depends on "effect" and on the contract's
 // types only, never on the service's code.
 import { Effect, Result } from "effect"
-import type { ExporterFactory } from "../../../src/component/Exporter.ts"
+import type { ExporterFactory } from "../../../src/pipeline/Exporter.ts"
 
 export interface MemoryConfig {
   readonly label: string

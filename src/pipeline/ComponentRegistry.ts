@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option, Predicate, Result, type Scope } from "effect"
-import type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings } from "./Component.ts"
-import { ComponentConfigError } from "./ComponentConfigError.ts"
-import { ComponentStartError } from "./ComponentStartError.ts"
+import type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings } from "../component/Component.ts"
+import { ComponentConfigError } from "../component/ComponentConfigError.ts"
+import { ComponentStartError } from "../component/ComponentStartError.ts"
 import type { Exporter, ExporterFactory } from "./Exporter.ts"
 import * as ExporterModule from "./ExporterModule.ts"
 
