@@ -3,7 +3,7 @@ import type { Health } from "../component/Component.ts"
 import type { ComponentStartError } from "../component/ComponentStartError.ts"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
-import type { ConfiguredExporter, ServiceSettings } from "../pipeline/ComponentRegistry.ts"
+import type { ConfiguredExporter, ServiceContext } from "../pipeline/ComponentRegistry.ts"
 import type { Exporter, ExporterStats } from "../pipeline/Exporter.ts"
 
 /** The health of every exporter by id, and of all of them: healthy only when each one is. */
@@ -228,7 +228,7 @@ export class ExporterFanout extends Context.Service<
   /** Creates the configured exporters and the fan-out over them, for the lifetime of the layer. */
   static readonly layer = (
     configured: ReadonlyArray<ConfiguredExporter>,
-    settings: ServiceSettings,
+    settings: ServiceContext,
     options: FanoutOptions = {},
   ): Layer.Layer<ExporterFanout, ComponentStartError> =>
     Layer.effect(

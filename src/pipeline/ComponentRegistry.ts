@@ -36,7 +36,7 @@ export type ExporterEntry =
     }
 
 /** What the service tells every component besides its own id. */
-export type ServiceSettings = Omit<CreateSettings, "id">
+export type ServiceContext = Omit<CreateSettings, "id">
 
 /** An exporter section that passed validation, ready to be created. */
 export interface ConfiguredExporter {
@@ -44,7 +44,7 @@ export interface ConfiguredExporter {
   readonly type: string
   /** The validated config, defaults filled in. */
   readonly config: unknown
-  readonly create: (settings: ServiceSettings) => Effect.Effect<Exporter, ComponentStartError, Scope.Scope>
+  readonly create: (settings: ServiceContext) => Effect.Effect<Exporter, ComponentStartError, Scope.Scope>
 }
 
 export interface ResolveOptions {

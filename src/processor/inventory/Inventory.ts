@@ -5,7 +5,7 @@ import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { machineIdentity } from "../../domain/ProviderId.ts"
 import type { InventorySnapshot } from "../../telemetry/ServiceMetrics.ts"
 import { type InventoryChange, remove, upsert } from "./InventoryChange.ts"
-import type { InventorySettings } from "./InventorySettings.ts"
+import type { InventoryParameters } from "./InventoryParameters.ts"
 import { type GpuFacts, type KnownGpu, knownGpuEvent, sameFacts } from "./KnownGpu.ts"
 import { provesAbsent } from "./ReadingCoverage.ts"
 
@@ -131,15 +131,15 @@ const withoutGpu = (
   return withNode(nodes, name, knownNode(name, gpus, missing, entry.lastRead, entry.removal))
 }
 
-const reportDue = (lastReported: Date | undefined, now: Date, settings: InventorySettings): boolean =>
+const reportDue = (lastReported: Date | undefined, now: Date, settings: InventoryParameters): boolean =>
   lastReported !== undefined &&
   settings.reportIntervalMs > 0 &&
   now.getTime() - lastReported.getTime() >= settings.reportIntervalMs
 
-const graceOver = (since: Date, now: Date, settings: InventorySettings): boolean =>
+const graceOver = (since: Date, now: Date, settings: InventoryParameters): boolean =>
   now.getTime() - since.getTime() >= settings.removalGraceMs
 
-const missingPastGrace = (entry: KnownNode, now: Date, settings: InventorySettings): boolean => {
+const missingPastGrace = (entry: KnownNode, now: Date, settings: InventoryParameters): boolean => {
   for (const since of entry.missing.values()) if (graceOver(since, now, settings)) return true
   return false
 }
@@ -151,7 +151,7 @@ type NodeRead = Extract<NodeObservation, { readonly _tag: "NodeRead" }>
 type NodeReadFailed = Extract<NodeObservation, { readonly _tag: "NodeReadFailed" }>
 type NodeGone = Extract<NodeObservation, { readonly _tag: "NodeGone" }>
 
-const read = (state: Inventory, observation: NodeRead, settings: InventorySettings): Transition => {
+const read = (state: Inventory, observation: NodeRead, settings: InventoryParameters): Transition => {
   const { node, pod, time, reading } = observation
   const entry = nodeNamed(state, node.name)
   if (entry?.lastRead !== undefined && time < entry.lastRead) return unchanged(state)
@@ -247,7 +247,7 @@ const readFailed = (state: Inventory, observation: NodeReadFailed): Transition =
   return unchanged({ ...state, nodes })
 }
 
-const gone = (state: Inventory, observation: NodeGone, settings: InventorySettings): Transition => {
+const gone = (state: Inventory, observation: NodeGone, settings: InventoryParameters): Transition => {
   const entry = nodeNamed(state, observation.node.name)
   if (entry === undefined) return unchanged(state)
   // A reading taken after the gone news (a restarted pod read first) proves the node present.
@@ -264,7 +264,11 @@ const gone = (state: Inventory, observation: NodeGone, settings: InventorySettin
 }
 
 /** The inventory after one observation, and the events and store changes it causes. */
-export const transition = (state: Inventory, observation: NodeObservation, settings: InventorySettings): Transition => {
+export const transition = (
+  state: Inventory,
+  observation: NodeObservation,
+  settings: InventoryParameters,
+): Transition => {
   switch (observation._tag) {
     case "NodeRead":
       return read(state, observation, settings)
@@ -279,7 +283,7 @@ export const transition = (state: Inventory, observation: NodeObservation, setti
  * What time alone changes at `now`: the GPUs of nodes gone past their grace and the GPUs missing past
  * it are removed, then the periodic reports due are made.
  */
-export const tick = (state: Inventory, now: Date, settings: InventorySettings): Transition => {
+export const tick = (state: Inventory, now: Date, settings: InventoryParameters): Transition => {
   const expired: Array<KnownNode> = []
   const touched: Array<KnownNode> = []
   for (const entry of HashMap.values(state.nodes)) {
@@ -333,7 +337,7 @@ export const tick = (state: Inventory, now: Date, settings: InventorySettings): 
  * The inventory a durable store knew, as of `loadedAt`. Where the store holds a UUID twice, the
  * latest sighting wins. Every node starts unconfirmed (see the rules above).
  */
-export const fromKnown = (gpus: Iterable<KnownGpu>, loadedAt: Date, settings: InventorySettings): Inventory => {
+export const fromKnown = (gpus: Iterable<KnownGpu>, loadedAt: Date, settings: InventoryParameters): Inventory => {
   const latest = new Map<string, KnownGpu>()
   for (const known of gpus) {
     const seen = latest.get(known.uuid)

@@ -34,14 +34,14 @@ import {
 } from "./Inventory.ts"
 import { type InventoryChange, mergeChanges } from "./InventoryChange.ts"
 import { type InventoryConfig, inventorySettings, storeSetting } from "./InventoryConfig.ts"
-import type { InventorySettings } from "./InventorySettings.ts"
+import type { InventoryParameters } from "./InventoryParameters.ts"
 import { type InventoryStore, InventoryStoreError, InventoryStores } from "./InventoryStore.ts"
 import type { KnownGpu } from "./KnownGpu.ts"
 
 export interface InventoryProcessorOptions {
   /** The component id, for errors and logs; `inventory` unless given. */
   readonly id?: string
-  readonly settings: InventorySettings
+  readonly settings: InventoryParameters
   /** Takes every batch of events, in order; must not wait for exporters (the exporter fan-out's `export`). */
   readonly sink: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
   readonly store: InventoryStore["Service"]

@@ -5,8 +5,8 @@ import { ComponentStartError } from "../../../src/component/ComponentStartError.
 import { ShutdownDeadline } from "../../../src/component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import { EventConsumer } from "../../../src/pipeline/EventConsumer.ts"
+import type { InventoryParameters } from "../../../src/processor/inventory/InventoryParameters.ts"
 import { factory, InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
-import type { InventorySettings } from "../../../src/processor/inventory/InventorySettings.ts"
 import {
   InventoryStore,
   InventoryStoreError,
@@ -17,7 +17,7 @@ import { capturedLog } from "../../log/CapturedLog.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { gone, hostGpus, kinds, nodeA, nodeB, read } from "./Observations.ts"
 
-const quick: InventorySettings = { cluster: "prod-eu", reportIntervalMs: 60_000, removalGraceMs: 30_000 }
+const quick: InventoryParameters = { cluster: "prod-eu", reportIntervalMs: 60_000, removalGraceMs: 30_000 }
 
 const gpusA = hostGpus("a")
 const gpusB = hostGpus("b")

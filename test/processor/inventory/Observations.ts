@@ -4,12 +4,12 @@ import type { InventoryEventKind } from "../../../src/domain/InventoryEventKind.
 import type { NodeObservation, NodeRef, PodRef } from "../../../src/domain/NodeObservation.ts"
 import type { GpuFailure, NodeReading } from "../../../src/domain/NodeReading.ts"
 import { empty, type Inventory, tick, transition } from "../../../src/processor/inventory/Inventory.ts"
-import type { InventorySettings } from "../../../src/processor/inventory/InventorySettings.ts"
+import type { InventoryParameters } from "../../../src/processor/inventory/InventoryParameters.ts"
 
 export const minute = 60_000
 export const hour = 60 * minute
 
-export const settings: InventorySettings = {
+export const settings: InventoryParameters = {
   cluster: "prod-eu",
   reportIntervalMs: hour,
   removalGraceMs: 5 * minute,
@@ -92,7 +92,7 @@ export const tickAt = (now: Date): Step => ({ _tag: "Tick", now })
 /** Applies steps in order; the inventory after them and every event they caused. */
 export const run = (
   steps: ReadonlyArray<Step>,
-  options: { readonly from?: Inventory; readonly settings?: InventorySettings } = {},
+  options: { readonly from?: Inventory; readonly settings?: InventoryParameters } = {},
 ): { readonly state: Inventory; readonly events: ReadonlyArray<InventoryEvent> } => {
   let state = options.from ?? empty
   const events: Array<InventoryEvent> = []

@@ -1,5 +1,5 @@
 /** What the inventory's transitions need to know besides the observation and the time. */
-export interface InventorySettings {
+export interface InventoryParameters {
   /** Written into every record (`cluster`). */
   readonly cluster: string
   /** An unchanged GPU is re-affirmed as `observed` once this long has passed since its last event; 0: never. */
