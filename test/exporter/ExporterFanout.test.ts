@@ -124,7 +124,7 @@ describe("ExporterFanout", () => {
           { id: "stdout", type: "stdout", section: {} },
           { id: "memory", type: "memory", module: "./third-party/memory-exporter.ts", section: {} },
         ],
-        { baseDir: new URL("../component/", import.meta.url).pathname },
+        { baseDir: new URL("../pipeline/", import.meta.url).pathname },
       )
       const layer = ExporterFanout.layer(configured, { clusterName: "prod-eu", serviceVersion: "0.1.0" })
       yield* Effect.gen(function* () {
