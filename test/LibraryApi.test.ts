@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import { Effect, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import * as gpuSerials from "../src/index.ts"
 
@@ -15,5 +15,27 @@ describe("the library API", () => {
     expect(record).toMatchObject({ gpu: "0652923034028", schema: gpuSerials.recordSchema, machine: "na" })
     expect(gpuSerials.builtinComponents.exporters?.map((factory) => factory.type)).toContain("stdout")
     expect(gpuSerials.builtinComponents.receivers?.map((factory) => factory.type)).toEqual(["kube_exec"])
+  })
+
+  it("loads the service's configuration from a config object, as an embedding program (or the demo) does", async () => {
+    const loaded = await Effect.runPromise(
+      gpuSerials
+        .loadPipelineConfig({
+          argv: ["--workers", "4"],
+          env: {},
+          base: {
+            cluster: { name: "lab" },
+            processors: { inventory: { removalGrace: "10s" } },
+            exporters: { stdout: { queueSize: 100, batchSize: 10 } },
+          },
+          baseDir: process.cwd(),
+        })
+        .pipe(Effect.provide(gpuSerials.builtinRegistryLayer)),
+    )
+    expect(loaded.config.clusterName).toBe("lab")
+    expect(loaded.config.receivers[0]?.config).toMatchObject({ workers: 4 })
+    expect(loaded.config.processors[0]?.config).toMatchObject({ removalGraceMs: 10_000, store: "memory" })
+    expect(loaded.exporters.map((exporter) => exporter.id)).toEqual(["stdout"])
+    expect(loaded.origins["receivers.kube_exec.workers"]).toEqual({ source: "flag", key: "--workers" })
   })
 })

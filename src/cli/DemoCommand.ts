@@ -3,13 +3,14 @@ import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts
 import { parseGoDuration } from "../config/GoDuration.ts"
 import { valueAt } from "../config/ResolveSettings.ts"
 import { removalGraceSetting } from "../processor/inventory/InventoryConfig.ts"
+import type { LoadedServiceConfig } from "../service/PipelineConfig.ts"
 import { freePort } from "../telemetry/FreePort.ts"
 import { CliIo } from "./CliIo.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
 import { DemoTally } from "./DemoTally.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { serveWith, settingFlagsHelp } from "./RunCommand.ts"
-import { type LoadedServiceConfig, loadServiceConfig } from "./ServiceConfigLoader.ts"
+import { loadServiceConfig } from "./ServiceConfigLoader.ts"
 import { optionProblem, usageFailure } from "./UsageFailure.ts"
 
 export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
