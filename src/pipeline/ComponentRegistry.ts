@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Option, Predicate, Result, type Scope } from "effect"
+import { Context, Effect, Layer, Predicate, Result, type Scope } from "effect"
 import type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings } from "../component/Component.ts"
 import { ComponentConfigError } from "../component/ComponentConfigError.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
@@ -142,9 +142,6 @@ export class ComponentRegistry extends Context.Service<
   {
     /** The types that can be named in the config for `kind`, sorted. */
     readonly knownTypes: (kind: ComponentKind) => ReadonlyArray<string>
-    readonly exporterFactory: (type: string) => Option.Option<ExporterFactory>
-    readonly receiverFactory: (type: string) => Option.Option<ReceiverFactory>
-    readonly processorFactory: (type: string) => Option.Option<ProcessorFactory>
     /**
      * Validates every exporter section that is not yet a config against its factory (loading third-party
      * modules) and returns them ready to create, or every problem at once under `exporters.<id>.`.
@@ -249,9 +246,6 @@ export class ComponentRegistry extends Context.Service<
 
     return ComponentRegistry.of({
       knownTypes: (kind) => [...tables[kind].keys()].sort(),
-      exporterFactory: (type) => Option.fromNullishOr(exporters.get(type)),
-      receiverFactory: (type) => Option.fromNullishOr(receivers.get(type)),
-      processorFactory: (type) => Option.fromNullishOr(processors.get(type)),
       resolveExporters,
     })
   }
