@@ -81,9 +81,9 @@ const entry = (spec: FlagSpec): ReadonlyArray<string> => {
 }
 
 /**
- * The help of the setting flags, from the settings table (the source of the configuration reference):
- * each flag with its value, description, environment variable, default and range. A switch is shown
- * once as `--[no-]name`.
+ * The help of the setting flags, from the settings of the service and its components (the source of the
+ * configuration reference): each flag with its value, description, environment variable, default and
+ * range. A switch is shown once as `--[no-]name`.
  */
 export const settingFlagsHelp = (specs: ReadonlyArray<FlagSpec>): string =>
   specs

@@ -40,7 +40,7 @@ export interface Setting<T> {
   readonly emptyEnvIsValue?: boolean
 }
 
-/** A setting of any type, as the table lists them (the rule and formatter are read with its own values only). */
+/** A setting of any type, as a component lists them (the rule and formatter are read with its own values only). */
 export type AnySetting = Setting<unknown>
 
 /** What is wrong with a value that was read: the setting's rule, then its range; range messages start with `label`. */

@@ -1,6 +1,6 @@
 /**
- * The range a numeric setting accepts, part of its row in the settings table: documented in the
- * configuration reference and `--help`, checked wherever settings are read. With `zeroDisables`, 0 is
+ * The range a numeric setting accepts: documented in the configuration reference and `--help`, checked
+ * wherever settings are read. With `zeroDisables`, 0 is
  * accepted too, as the value that turns the feature off.
  */
 export interface Bounds {
