@@ -34,9 +34,9 @@ const readinessNames = ["informers", "readings", "inventory", "exporters"] as co
 const exporterStatsInterval = "5 seconds"
 
 /**
- * The service: the pipeline's receivers feed node observations to its processor, whose events fan out to
- * the exporters, each built by its factory from the pipeline's config; a health server answers /healthz, /readyz and /metrics. Runs until
- * interrupted, then shuts down in order within `shutdownTimeout`: the receiver stops taking pods and
+ * The service: the pipeline's receiver feeds node observations to its processor, whose events fan out to
+ * the exporters, each built by its factory from the pipeline's config; a health server answers /healthz,
+ * /readyz and /metrics. Runs until interrupted, then shuts down in order within `shutdownTimeout`: the receiver stops taking pods and
  * abandons those in flight, the inventory takes the observations already made, the exporters write what
  * they hold in the time left (each one logs what it could not write), the server closes.
  */
@@ -91,11 +91,18 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
         )
       : Effect.succeed(factory)
   }
-  const [processorConfig, ...moreProcessors] = config.processors
-  if (processorConfig === undefined || moreProcessors.length > 0) {
+  const [processorConfig] = config.processors
+  const [receiverConfig] = config.receivers
+  if (processorConfig === undefined || config.processors.length > 1) {
     return yield* new ComponentStartError({
       component: "service",
       message: `the pipeline needs exactly one processor, got ${config.processors.length}`,
+    })
+  }
+  if (receiverConfig === undefined || config.receivers.length > 1) {
+    return yield* new ComponentStartError({
+      component: "service",
+      message: `the pipeline needs exactly one receiver, got ${config.receivers.length}`,
     })
   }
   const tapEvents = options.tapEvents
@@ -119,26 +126,17 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
       ? processor.observe(observation)
       : Effect.andThen(options.tap(observation), processor.observe(observation))
 
-  // The receivers live in their own scope, closed first at shutdown; the observations they made still reach the processor.
+  // The receiver lives in its own scope, closed first at shutdown; the observations it made still reach the processor.
   const receiverScope = yield* Scope.make()
-  const receivers: Array<Receiver> = yield* Effect.forEach(config.receivers, (receiverConfig) =>
-    factoryOf("receiver", components.receivers, receiverConfig).pipe(
-      Effect.flatMap((factory) => factory.create(receiverConfig.config, { id: receiverConfig.id, ...settings })),
-    ),
-  ).pipe(
-    Effect.provideService(EventConsumer, consumer),
-    Effect.provideService(InventoryStores, stores),
-    Scope.provide(receiverScope),
-    Effect.onError(() => Scope.close(receiverScope, Exit.void)),
-  )
-  const [receiver, ...moreReceivers] = receivers
-  if (receiver === undefined || moreReceivers.length > 0) {
-    yield* Scope.close(receiverScope, Exit.void)
-    return yield* new ComponentStartError({
-      component: "service",
-      message: `the pipeline needs exactly one receiver, got ${receivers.length}`,
-    })
-  }
+  const receiverFactory = yield* factoryOf("receiver", components.receivers, receiverConfig)
+  const receiver: Receiver = yield* receiverFactory
+    .create(receiverConfig.config, { id: receiverConfig.id, ...settings })
+    .pipe(
+      Effect.provideService(EventConsumer, consumer),
+      Effect.provideService(InventoryStores, stores),
+      Scope.provide(receiverScope),
+      Effect.onError(() => Scope.close(receiverScope, Exit.void)),
+    )
   yield* readiness.register("informers", receiver.health)
   yield* readiness.register("readings", receiver.readings)
   const deliver = Queue.take(receiver.observations).pipe(Effect.flatMap(observe), Effect.forever)
