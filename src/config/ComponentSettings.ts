@@ -77,6 +77,7 @@ export const decodeSection = <Config>(
     flags: new Map(),
     env: {},
     file: { mapping, path: "" },
+    fileKeysOnly: true,
   })
   problems.push(...resolved.problems)
   return problems.length > 0 ? Result.fail(problems) : Result.succeed(spec.build(resolved.values))

@@ -24,6 +24,11 @@ export interface SettingSources {
    * path (empty for the whole file); absent when the config file has no such section.
    */
   readonly file: { readonly mapping: FileMapping | undefined; readonly path: string }
+  /**
+   * Name a defaulted value by its file path even when its section is not in the file (a section checked
+   * on its own, where only file keys exist); otherwise by its environment variable, where a user sets it.
+   */
+  readonly fileKeysOnly?: boolean
 }
 
 export const isFileMapping = (value: unknown): value is FileMapping =>
@@ -107,7 +112,7 @@ const candidateFor = (setting: AnySetting, sources: SettingSources): Candidate =
     sources.file.mapping !== undefined && (parentKey === "" || isFileMapping(valueAt(sources.file.mapping, parentKey)))
   return {
     source: "default",
-    key: sectionInFile ? path : (setting.env ?? setting.flag ?? path),
+    key: sectionInFile || sources.fileKeysOnly === true ? path : (setting.env ?? setting.flag ?? path),
     read: () => Result.succeed(setting.default),
   }
 }

@@ -14,12 +14,15 @@ export interface Input {
   readonly argv?: ReadonlyArray<string>
   readonly env?: Readonly<Record<string, string | undefined>>
   readonly file?: string
+  /** A program's config object under the file. */
+  readonly base?: FileMapping
 }
 
 const sources = (input: Input): ConfigSources => ({
   argv: input.argv ?? [],
   env: input.env ?? {},
   ...(input.file === undefined ? {} : { file: { path: "gpu-serials.yaml", text: input.file } }),
+  ...(input.base === undefined ? {} : { base: input.base }),
   catalog: builtinComponents,
 })
 
