@@ -54,24 +54,28 @@ export const scoped = (
   settings: PostgresConnectionSettings,
   options: { readonly statementTimeout: Duration.Input; readonly maxConnections: number; readonly name: string },
 ): Effect.Effect<pg.Pool, PostgresFailure, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.try({
-      try: () => {
-        const pool = new pg.Pool(poolConfig(settings, options))
-        // An idle connection the server closes is dropped by the pool; without a listener it would end the process.
-        pool.on("error", (error) => {
-          Effect.runFork(
-            Effect.logWarning("postgres connection lost").pipe(
-              Effect.annotateLogs({ pool: options.name, error: postgresFailure(error).message }),
-            ),
-          )
-        })
-        return pool
-      },
-      catch: (cause) => ({ ...postgresFailure(cause), retryable: false }),
-    }),
-    (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore),
-  )
+  Effect.gen(function* () {
+    // The pool's events are logged through the service's logger, not Effect's default one on stdout.
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
+    return yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const pool = new pg.Pool(poolConfig(settings, options))
+          // An idle connection the server closes is dropped by the pool; without a listener it would end the process.
+          pool.on("error", (error) => {
+            runFork(
+              Effect.logWarning("postgres connection lost").pipe(
+                Effect.annotateLogs({ pool: options.name, reason: postgresFailure(error).message }),
+              ),
+            )
+          })
+          return pool
+        },
+        catch: (cause) => ({ ...postgresFailure(cause), retryable: false }),
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore),
+    )
+  })
 
 const ignoreError = (): void => undefined
 
