@@ -4,6 +4,7 @@ import type { ConfigProblem } from "../../../src/component/Component.ts"
 import { connectionOfUrl } from "../../../src/exporter/postgres/PostgresConfig.ts"
 import * as PostgresExporter from "../../../src/exporter/postgres/PostgresExporter.ts"
 import { poolConfig, tlsOptions } from "../../../src/exporter/postgres/PostgresPool.ts"
+import { gpuSerials } from "../../cli/GpuSerialsCli.ts"
 import { configOf, problemsOf } from "../../config/ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
@@ -53,6 +54,19 @@ describe("postgres exporter config", () => {
       table: "gpu_serials",
       autoMigrate: false,
     })
+  })
+
+  it("lets the inventory keep its store in the current-state table of a postgres exporter of the pipeline", () => {
+    const env = { ...cluster, POSTGRES_URL: "postgres://u:p@db/gpuid", INVENTORY_STORE: "postgres" }
+    expect(configOf({ env: { ...env, EXPORTER_TYPE: "stdout,postgres" } }).inventory.store).toBe("postgres")
+    const kept = gpuSerials(["config", "validate"], { env: { ...env, EXPORTER_TYPE: "stdout,postgres" } })
+    expect(kept.stderr).toBe("")
+    expect(kept.status).toBe(0)
+    const refused = gpuSerials(["config", "validate"], { env: { ...env, EXPORTER_TYPE: "stdout" } })
+    expect(refused.status).toBe(2)
+    expect(refused.stderr).toContain(
+      'INVENTORY_STORE: inventory store "postgres" is neither memory nor an exporter of the pipeline that keeps a store (types: nats, postgres)',
+    )
   })
 
   it("refuses what libpq would not do alike, bad names and bad URLs", () => {
