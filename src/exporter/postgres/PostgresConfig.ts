@@ -112,7 +112,8 @@ export const postgresSslRootCertSetting: Setting<string> = {
   type: stringType,
   secret: "none",
   label: "postgres sslrootcert",
-  description: "Path of the CA certificate verify-ca and verify-full check the server against; unset: the CAs Node trusts.",
+  description:
+    "Path of the CA certificate verify-ca and verify-full check the server against; unset: the CAs Node trusts.",
 }
 
 export const postgresSchemaSetting: Setting<string> = {
