@@ -3,6 +3,7 @@ import { natsBench } from "./NatsBench.ts"
 import { otlpBench } from "./OtlpBench.ts"
 import { parseBench } from "./ParseBench.ts"
 import { pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
+import { postgresBench } from "./PostgresBench.ts"
 import { worstInputBench } from "./WorstInputBench.ts"
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}, node ${process.versions.node}`
@@ -19,4 +20,5 @@ if (wanted("parse")) print(parseBench())
 if (wanted("worst")) print(worstInputBench())
 if (wanted("otlp")) print(await otlpBench())
 if (wanted("nats")) print(await natsBench())
+if (wanted("postgres")) print(await postgresBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario))

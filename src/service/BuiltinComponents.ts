@@ -4,6 +4,8 @@ import type { Setting } from "../config/Setting.ts"
 import * as NatsExporter from "../exporter/nats/NatsExporter.ts"
 import * as NatsKvInventoryStore from "../exporter/nats/NatsKvInventoryStore.ts"
 import * as OtlpExporter from "../exporter/otlp/OtlpExporter.ts"
+import * as PostgresExporter from "../exporter/postgres/PostgresExporter.ts"
+import * as PostgresInventoryStore from "../exporter/postgres/PostgresInventoryStore.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import { type ComponentFactories, ComponentRegistry } from "../pipeline/ComponentRegistry.ts"
 import type { ExporterFactory } from "../pipeline/Exporter.ts"
@@ -42,8 +44,8 @@ export interface Distribution extends ComponentFactories {
 export const builtinComponents: Distribution = {
   receivers: [kubeExecFactory],
   processors: [inventoryFactory],
-  exporters: [StdoutExporter.factory, OtlpExporter.factory, NatsExporter.factory],
-  stores: [MemoryInventoryStore.storeFactory, NatsKvInventoryStore.storeFactory],
+  exporters: [StdoutExporter.factory, OtlpExporter.factory, NatsExporter.factory, PostgresExporter.factory],
+  stores: [MemoryInventoryStore.storeFactory, NatsKvInventoryStore.storeFactory, PostgresInventoryStore.storeFactory],
 }
 
 /** The registry of the built-in factories. */

@@ -35,7 +35,7 @@ describe("gpu-serials config", () => {
     const refused = gpuSerials(["config", "validate"], { env: { CLUSTER_NAME: "c", INVENTORY_STORE: "nats" } })
     expect(refused.status).toBe(2)
     expect(refused.stderr).toContain(
-      'INVENTORY_STORE: inventory store "nats" is neither memory nor an exporter of the pipeline that keeps a store (types: nats)',
+      'INVENTORY_STORE: inventory store "nats" is neither memory nor an exporter of the pipeline that keeps a store (types: nats, postgres)',
     )
     const kept = gpuSerials(["config", "validate", "--exporter", "stdout,nats"], {
       env: { CLUSTER_NAME: "c", INVENTORY_STORE: "nats" },

@@ -30,6 +30,14 @@ const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string
     EXPORTER_TYPE: "otlp",
     OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${secret("OTEL_EXPORTER_OTLP_HEADERS")},x-tenant=fleet`,
   },
+  POSTGRES_URL: { EXPORTER_TYPE: "postgres", POSTGRES_URL: `postgres://gpuid:${secret("POSTGRES_URL")}@db:5432/gpuid` },
+  POSTGRES_PASSWORD: {
+    EXPORTER_TYPE: "postgres",
+    POSTGRES_HOST: "db",
+    POSTGRES_DB: "gpuid",
+    POSTGRES_USER: "gpuid",
+    POSTGRES_PASSWORD: secret("POSTGRES_PASSWORD"),
+  },
 }
 
 /** The effective config of `input` as `config print` writes it. */

@@ -57,7 +57,7 @@ export const storeSetting: Setting<string> = {
   secret: "none",
   label: "inventory store",
   description:
-    "Where GPU locations survive a restart: memory, or the id of a pipeline exporter that keeps a store (nats: its KV bucket).",
+    "Where GPU locations survive a restart: memory, or the id of a pipeline exporter that keeps a store (nats: its KV bucket; postgres: its current-state table).",
   check: (value) =>
     COMPONENT_ID.test(value) ? undefined : "inventory store must be memory or the id of an exporter of the pipeline",
 }

@@ -1,0 +1,187 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit } from "effect"
+import { afterAll, beforeAll } from "vitest"
+import * as PostgresExporter from "../../../src/exporter/postgres/PostgresExporter.ts"
+import * as PostgresPool from "../../../src/exporter/postgres/PostgresPool.ts"
+import { latestVersion, migrate } from "../../../src/exporter/postgres/PostgresSchema.ts"
+import * as PostgresSink from "../../../src/exporter/postgres/PostgresSink.ts"
+import { postgresTables } from "../../../src/exporter/postgres/PostgresTables.ts"
+import { addedEvent, addedEvents } from "../InventoryEvents.ts"
+import { createTestDatabase, type TestDatabase } from "./PostgresDatabase.ts"
+import { createSettings, eventOf, exporterConfig } from "./PostgresFixture.ts"
+
+let database: TestDatabase
+
+beforeAll(async () => {
+  database = await createTestDatabase()
+})
+
+afterAll(async () => {
+  await database?.dispose()
+})
+
+const count = async (sql: string, values: ReadonlyArray<unknown> = []) =>
+  Number((await database.query<{ n: string }>(`SELECT count(*) AS n FROM ${sql}`, values)).rows[0]?.n)
+
+const poolOf = (connection = database.connection) =>
+  PostgresPool.scoped(connection, { statementTimeout: "5 seconds", maxConnections: 2, name: "test" })
+
+const startFailure = (config: ReturnType<typeof exporterConfig>) =>
+  PostgresExporter.factory.create(config, createSettings).pipe(Effect.scoped, Effect.flip)
+
+describe("postgres exporter", () => {
+  it.live("applies its migrations once: a second run, and two at once, apply nothing again", () =>
+    Effect.gen(function* () {
+      const pool = yield* poolOf()
+      const tables = postgresTables("inventory", "twice")
+      assert.deepStrictEqual(yield* migrate(pool, tables), [latestVersion])
+      assert.deepStrictEqual(yield* migrate(pool, tables), [])
+      const racing = postgresTables("inventory", "racing")
+      const outcomes = yield* Effect.all([migrate(pool, racing), migrate(pool, racing)], { concurrency: 2 })
+      assert.deepStrictEqual(outcomes.flat(), [latestVersion])
+      const versions = yield* Effect.promise(() => database.query("SELECT version FROM inventory.racing_migrations"))
+      assert.deepStrictEqual(versions.rows, [{ version: latestVersion }])
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("writes every record field as a typed column and the GPU's current state", () =>
+    Effect.gen(function* () {
+      const config = exporterConfig(database.connection, { table: "typed" })
+      const exporter = yield* PostgresExporter.factory.create(config, createSettings)
+      const moved = eventOf(1, "moved", "2025-06-02T08:00:00.000Z", {
+        node: "gpu-node-9",
+        machine: "i-0new",
+        previousNode: "gpu-node-1",
+        previousMachine: "i-0abc",
+      })
+      yield* exporter.export([...addedEvents(3), moved, eventOf(2, "removed", "2025-06-03T00:00:00.000Z")])
+      yield* exporter.flush("10 seconds")
+      assert.strictEqual((yield* exporter.stats).sent, 5)
+
+      const history = yield* Effect.promise(() =>
+        database.query("SELECT * FROM typed WHERE id = $1", [moved.record.id]),
+      )
+      assert.deepInclude(history.rows[0], {
+        event: "moved",
+        cluster: "prod-eu",
+        node: "gpu-node-9",
+        machine: "i-0new",
+        serial: moved.record.gpu,
+        uuid: moved.record.uuid,
+        gpu_index: 1,
+        product: "NVIDIA H100 80GB HBM3",
+        module_id: null,
+        serial_shared: false,
+        previous_node: "gpu-node-1",
+        previous_machine: "i-0abc",
+      })
+      assert.strictEqual(String(history.rows[0]?.read_time?.toISOString()), "2025-06-02T08:00:00.000Z")
+
+      const current = yield* Effect.promise(() =>
+        database.query(
+          "SELECT uuid, node, machine, first_seen, last_seen, removed_at FROM typed_current ORDER BY uuid",
+        ),
+      )
+      assert.deepStrictEqual(
+        current.rows.map((row) => [row.node, row.removed_at?.toISOString() ?? null]),
+        [
+          ["gpu-node-0", null],
+          ["gpu-node-9", null],
+          ["gpu-node-2", "2025-06-03T00:00:00.000Z"],
+        ],
+      )
+      assert.strictEqual(current.rows[1]?.first_seen.toISOString(), "2025-06-01T12:00:00.000Z")
+      assert.strictEqual(current.rows[1]?.last_seen.toISOString(), "2025-06-02T08:00:00.000Z")
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("writes a batch written twice once: no duplicate history row, the same current state", () =>
+    Effect.gen(function* () {
+      const pool = yield* poolOf()
+      const tables = postgresTables("public", "again")
+      yield* migrate(pool, tables)
+      const sink = PostgresSink.make({ pool, tables })
+      const batch = [...addedEvents(50), eventOf(7, "moved", "2025-06-02T00:00:00.000Z", { node: "gpu-node-70" })]
+      yield* sink.write(batch)
+      yield* sink.write(batch)
+      assert.strictEqual(yield* Effect.promise(() => count("again")), 51)
+      assert.strictEqual(yield* Effect.promise(() => count("again_current")), 50)
+      assert.strictEqual(yield* Effect.promise(() => count("again_current WHERE node = $1", ["gpu-node-70"])), 1)
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("keeps a GPU's current state from going back to an older reading written late", () =>
+    Effect.gen(function* () {
+      const pool = yield* poolOf()
+      const tables = postgresTables("public", "late")
+      yield* migrate(pool, tables)
+      const sink = PostgresSink.make({ pool, tables })
+      yield* sink.write([eventOf(1, "moved", "2025-06-05T00:00:00.000Z", { node: "gpu-node-new" })])
+      yield* sink.write([addedEvent(1)])
+      const rows = yield* Effect.promise(() => database.query("SELECT node FROM late_current"))
+      assert.deepStrictEqual(rows.rows, [{ node: "gpu-node-new" }])
+      assert.strictEqual(yield* Effect.promise(() => count("late")), 2)
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("refuses to start without its tables when auto-migrate is off, and says how to create them", () =>
+    Effect.gen(function* () {
+      const error = yield* startFailure(exporterConfig(database.connection, { table: "absent", autoMigrate: false }))
+      assert.strictEqual(
+        error.message,
+        "postgres public.absent: postgres table public.absent and public.absent_current does not exist (set POSTGRES_AUTO_MIGRATE=true to create it)",
+      )
+    }),
+  )
+
+  it.live("fails the start at once, with the SQLSTATE, when the server refuses the login or the database", () =>
+    Effect.gen(function* () {
+      // Trust authentication accepts any password on 127.0.0.1: a role without LOGIN is refused all the same.
+      const role = yield* Effect.promise(() => database.createRole("nologin", "NOLOGIN"))
+      const refused = yield* startFailure(
+        exporterConfig({ ...database.connection, user: role, password: "not-this-one" }),
+      )
+      assert.match(refused.message, /not permitted to log in \(SQLSTATE 28000\)$/)
+      assert.notInclude(refused.message, "not-this-one")
+
+      const missing = yield* startFailure(exporterConfig({ ...database.connection, database: `${database.name}_x` }))
+      assert.match(missing.message, /does not exist \(SQLSTATE 3D000\)$/)
+    }),
+  )
+
+  it.live("connects with a password holding spaces, quotes and '@'", () =>
+    Effect.gen(function* () {
+      const password = `p@ss w'o"rd:/?#%`
+      const role = yield* Effect.promise(() =>
+        database.createRole("quoted", `LOGIN PASSWORD '${password.replaceAll("'", "''")}'`),
+      )
+      yield* Effect.promise(() => database.query(`GRANT CREATE ON SCHEMA public TO ${role}`))
+      const config = exporterConfig({ ...database.connection, user: role, password }, { table: "quoted" })
+      assert.strictEqual(
+        PostgresPool.poolConfig(config.connection, { statementTimeout: 1000, maxConnections: 1 }).password,
+        password,
+      )
+      const outcome = yield* Effect.exit(
+        Effect.gen(function* () {
+          const exporter = yield* PostgresExporter.factory.create(config, createSettings)
+          yield* exporter.export(addedEvents(2))
+          yield* exporter.flush("10 seconds")
+          return (yield* exporter.stats).sent
+        }).pipe(Effect.scoped),
+      )
+      assert.deepStrictEqual(outcome, Exit.succeed(2))
+    }),
+  )
+
+  it.live("names the session gpu-serials on the server", () =>
+    Effect.gen(function* () {
+      const pool = yield* poolOf()
+      const client = yield* Effect.promise(() => pool.connect())
+      const name = yield* Effect.promise(() => client.query("SHOW application_name"))
+      const timeout = yield* Effect.promise(() => client.query("SHOW statement_timeout"))
+      client.release()
+      assert.deepStrictEqual(name.rows, [{ application_name: "gpu-serials" }])
+      assert.deepStrictEqual(timeout.rows, [{ statement_timeout: "5s" }])
+    }).pipe(Effect.scoped),
+  )
+})
