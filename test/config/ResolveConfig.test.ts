@@ -4,7 +4,7 @@ import { defaultNatsStreamSection, defaultQueueSection } from "./QueueSectionFix
 import { configOf, invalidOf, problemsOf, resolve } from "./ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
-const knownTypes = "stdout, otlp, nats"
+const knownTypes = "stdout, otlp, nats, http"
 
 describe("defaults", () => {
   it("are the Go original's", () => {
