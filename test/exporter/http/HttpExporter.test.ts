@@ -235,6 +235,25 @@ describe("http exporter", () => {
     ),
   )
 
+  it.live("drops at once a batch whose configured header Node refuses to send, naming the header only", () =>
+    within(
+      Effect.gen(function* () {
+        const log = capturedLog()
+        const receiver = yield* startHttpReceiver()
+        const exporter = yield* exporterFor({ endpoint: receiver.url, headers: { "x-api-key": "s3cr3t\nvalue" } }, log)
+        yield* exporter.export(addedEvents(1))
+        yield* settled(exporter, 1)
+
+        assert.strictEqual(receiver.requests.length, 0)
+        assert.strictEqual((yield* exporter.stats).dropped, 1)
+        const gaveUp = log.events().find((event) => event.msg === "exporter gave up on a batch")
+        assert.strictEqual(gaveUp?.retryable, false)
+        assert.include(String(gaveUp?.reason), "x-api-key")
+        assert.notInclude(log.lines.join("\n"), "s3cr3t")
+      }).pipe(Effect.scoped),
+    ),
+  )
+
   it.live("keeps its connection open between writes and closes it with the scope", () =>
     within(
       Effect.gen(function* () {
