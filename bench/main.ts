@@ -1,4 +1,5 @@
 import { cpus } from "node:os"
+import { httpBench } from "./HttpBench.ts"
 import { natsBench } from "./NatsBench.ts"
 import { otlpBench } from "./OtlpBench.ts"
 import { parseBench } from "./ParseBench.ts"
@@ -20,5 +21,6 @@ if (wanted("parse")) print(parseBench())
 if (wanted("worst")) print(worstInputBench())
 if (wanted("otlp")) print(await otlpBench())
 if (wanted("nats")) print(await natsBench())
+if (wanted("http")) print(await httpBench())
 if (wanted("postgres")) print(await postgresBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario))

@@ -1,6 +1,7 @@
 import type { ComponentFactory } from "../component/Component.ts"
 import type { Configured } from "../config/ComponentSettings.ts"
 import type { Setting } from "../config/Setting.ts"
+import * as HttpExporter from "../exporter/http/HttpExporter.ts"
 import * as NatsExporter from "../exporter/nats/NatsExporter.ts"
 import * as NatsKvInventoryStore from "../exporter/nats/NatsKvInventoryStore.ts"
 import * as OtlpExporter from "../exporter/otlp/OtlpExporter.ts"
@@ -44,7 +45,13 @@ export interface Distribution extends ComponentFactories {
 export const builtinComponents: Distribution = {
   receivers: [kubeExecFactory],
   processors: [inventoryFactory],
-  exporters: [StdoutExporter.factory, OtlpExporter.factory, NatsExporter.factory, PostgresExporter.factory],
+  exporters: [
+    StdoutExporter.factory,
+    OtlpExporter.factory,
+    NatsExporter.factory,
+    HttpExporter.factory,
+    PostgresExporter.factory,
+  ],
   stores: [MemoryInventoryStore.storeFactory, NatsKvInventoryStore.storeFactory, PostgresInventoryStore.storeFactory],
 }
 

@@ -207,7 +207,7 @@ describe("secrets never leave the process", () => {
         if (args[1] === "print") expect(run.stdout).toContain(`url: ${printedNatsUrl()}`)
       }
     }
-    // Every way of authenticating at once, and exporters that this version lacks: problems, no values.
+    // Every way of authenticating at once, with the http and postgres exporters in the pipeline: problems, no values.
     const invalid = gpuSerials(["config", "validate"], {
       env: {
         ...secretEnv({

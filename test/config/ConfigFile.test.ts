@@ -209,7 +209,7 @@ describe("exporter sections", () => {
       {
         key: "exporters.kafka",
         message:
-          'unknown exporter type "kafka" (known types: stdout, otlp, nats, postgres; a third-party exporter names its package in "module")',
+          'unknown exporter type "kafka" (known types: stdout, otlp, nats, http, postgres; a third-party exporter names its package in "module")',
       },
       {
         key: "exporters.nats/a.b",

@@ -11,6 +11,20 @@ const secret = (name: string): string => `s3cr3t-${name.toLowerCase().replaceAll
 
 /** For each secret setting, an environment that selects its exporter and sets it (plus what it needs). */
 const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  HTTP_ENDPOINT: {
+    EXPORTER_TYPE: "http",
+    HTTP_ENDPOINT: `https://svc:${secret("HTTP_ENDPOINT")}@inv.example.com/gpus`,
+  },
+  HTTP_AUTH_TOKEN: {
+    EXPORTER_TYPE: "http",
+    HTTP_ENDPOINT: "https://inv.example.com/gpus",
+    HTTP_AUTH_TOKEN: secret("HTTP_AUTH_TOKEN"),
+  },
+  HTTP_HEADERS: {
+    EXPORTER_TYPE: "http",
+    HTTP_ENDPOINT: "https://inv.example.com/gpus",
+    HTTP_HEADERS: `x-api-key=${secret("HTTP_HEADERS")}`,
+  },
   NATS_URL: {
     EXPORTER_TYPE: "nats",
     NATS_URL: `nats://u:${secret("NATS_URL")}@nats-a:4222,nats://u:${secret("NATS_URL")}@nats-b:4222`,

@@ -4,7 +4,7 @@ import { defaultNatsStreamSection, defaultQueueSection } from "./QueueSectionFix
 import { configOf, invalidOf, problemsOf, resolve } from "./ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
-const knownTypes = "stdout, otlp, nats, postgres"
+const knownTypes = "stdout, otlp, nats, http, postgres"
 
 describe("defaults", () => {
   it("are the Go original's", () => {

@@ -20,7 +20,7 @@ const problemsOf = (sections: ReadonlyArray<ExporterEntry>, baseDir = here) =>
 
 describe("ComponentRegistry", () => {
   it("knows the built-in types by kind", () => {
-    assert.deepStrictEqual(registry.knownTypes("exporter"), ["nats", "otlp", "stdout"])
+    assert.deepStrictEqual(registry.knownTypes("exporter"), ["http", "nats", "otlp", "postgres", "stdout"])
     assert.deepStrictEqual(registry.knownTypes("receiver"), ["kube_exec"])
     assert.deepStrictEqual(registry.knownTypes("processor"), ["inventory"])
   })

@@ -1,18 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration } from "effect"
-import { networkFailure, retryAfterOf, statusFailure } from "../../../src/exporter/otlp/ExportFailure.ts"
+import { networkFailure, statusFailure } from "../../../src/exporter/otlp/ExportFailure.ts"
 
 const now = Date.parse("2026-01-01T00:00:00Z")
 
 describe("OTLP export failures", () => {
-  it("reads Retry-After as delay seconds or as an HTTP date", () => {
-    assert.deepStrictEqual(retryAfterOf("7", now), Duration.seconds(7))
-    assert.deepStrictEqual(retryAfterOf("Thu, 01 Jan 2026 00:00:30 GMT", now), Duration.millis(30_000))
-    assert.deepStrictEqual(retryAfterOf("Wed, 31 Dec 2025 23:59:00 GMT", now), Duration.millis(0))
-    assert.isUndefined(retryAfterOf("soon", now))
-    assert.isUndefined(retryAfterOf(null, now))
-  })
-
   it("retries 429, 502, 503 and 504 only, with the receiver's delay", () => {
     for (const status of [429, 502, 503, 504]) assert.isTrue(statusFailure(status, null, now).retryable)
     for (const status of [400, 401, 403, 404, 413, 500]) assert.isFalse(statusFailure(status, "5", now).retryable)

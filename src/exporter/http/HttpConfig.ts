@@ -1,0 +1,199 @@
+import type { ComponentSettings } from "../../config/ComponentSettings.ts"
+import { formatGoDuration } from "../../config/GoDuration.ts"
+import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
+import { resolveSettings, type SettingRule } from "../../config/ResolveSettings.ts"
+import type { Setting } from "../../config/Setting.ts"
+import { HOUR, isUrlWithScheme } from "../../config/SettingRules.ts"
+import { durationType, enumType, pairsType, stringType } from "../../config/SettingType.ts"
+
+/**
+ * The `http` exporter's settings (section `exporters.http`, or `exporters.http/<name>`): the Go
+ * original's `HTTP_ENDPOINT`, `HTTP_TIMEOUT` and `HTTP_AUTH_TOKEN`, the body format, compression,
+ * extra headers, TLS, and the queue every exporter has.
+ */
+
+export const httpEndpointSetting: Setting<string> = {
+  key: "endpoint",
+  env: "HTTP_ENDPOINT",
+  flag: "--http-endpoint",
+  type: stringType,
+  default: "",
+  secret: "userinfo",
+  label: "HTTP endpoint",
+  description: "URL the JSON array of records is POSTed to. Required for the http exporter.",
+  // Emptiness is the rule's to report, so the section's defaults still build a config.
+  check: (value) =>
+    value.trim() === "" || isUrlWithScheme(value, ["http:", "https:"])
+      ? undefined
+      : "HTTP endpoint must be a valid HTTP/HTTPS URL",
+}
+
+export const httpTimeoutSetting: Setting<number> = {
+  key: "timeout",
+  env: "HTTP_TIMEOUT",
+  flag: "--http-timeout",
+  type: durationType,
+  default: 30_000,
+  secret: "none",
+  label: "HTTP timeout",
+  bounds: { min: 1, max: HOUR },
+  description: "Deadline of one POST, answer included.",
+  check: (value) => (value > 0 ? undefined : `timeout must be positive, got ${formatGoDuration(value)}`),
+}
+
+export const httpAuthTokenSetting: Setting<string> = {
+  key: "authToken",
+  env: "HTTP_AUTH_TOKEN",
+  type: stringType,
+  secret: "value",
+  label: "HTTP auth token",
+  description: "Token sent with every POST as a Bearer Authorization header.",
+}
+
+export const httpFormatSetting: Setting<"json" | "ndjson"> = {
+  key: "format",
+  env: "HTTP_FORMAT",
+  flag: "--http-format",
+  type: enumType(["json", "ndjson"]),
+  default: "json",
+  secret: "none",
+  label: "HTTP format",
+  description: "Body of a POST: a JSON array of records, or one record per line (application/x-ndjson).",
+}
+
+export const httpCompressionSetting: Setting<"gzip" | "none"> = {
+  key: "compression",
+  env: "HTTP_COMPRESSION",
+  flag: "--http-compression",
+  type: enumType(["gzip", "none"]),
+  default: "none",
+  secret: "none",
+  label: "HTTP compression",
+  description: "Compression of the body (Content-Encoding: gzip).",
+}
+
+export const httpHeadersSetting: Setting<Readonly<Record<string, string>>> = {
+  key: "headers",
+  env: "HTTP_HEADERS",
+  type: pairsType,
+  default: {},
+  secret: "value",
+  label: "HTTP headers",
+  description: "Extra headers sent with every POST (k=v,k2=v2, values percent-encoded).",
+}
+
+export const httpTlsCaSetting: Setting<string> = {
+  key: "tls.ca",
+  env: "HTTP_TLS_CA",
+  flag: "--http-tls-ca",
+  type: stringType,
+  secret: "none",
+  label: "HTTP TLS CA",
+  description: "Path of the CA certificate that signs the endpoint's certificate (default: the system's CAs).",
+}
+
+export const httpTlsCertSetting: Setting<string> = {
+  key: "tls.cert",
+  env: "HTTP_TLS_CERT",
+  flag: "--http-tls-cert",
+  type: stringType,
+  secret: "none",
+  label: "HTTP TLS certificate",
+  description: "Path of the client certificate, for endpoints that require one.",
+}
+
+export const httpTlsKeySetting: Setting<string> = {
+  key: "tls.key",
+  env: "HTTP_TLS_KEY",
+  flag: "--http-tls-key",
+  type: stringType,
+  secret: "none",
+  label: "HTTP TLS key",
+  description: "Path of the client certificate's private key.",
+}
+
+const httpEndpointRule: SettingRule = (values) =>
+  values.get(httpEndpointSetting)?.trim() === ""
+    ? [{ setting: httpEndpointSetting, message: "HTTP endpoint URL is required" }]
+    : []
+
+const httpTlsRule: SettingRule = (values) => {
+  const cert = values.get(httpTlsCertSetting)
+  const key = values.get(httpTlsKeySetting)
+  return (cert === undefined) !== (key === undefined)
+    ? [
+        {
+          setting: cert === undefined ? httpTlsCertSetting : httpTlsKeySetting,
+          message: "HTTP TLS certificate and key must be set together",
+        },
+      ]
+    : []
+}
+
+/** Files of the TLS settings, read when the exporter starts. */
+export interface HttpTlsFiles {
+  readonly caFile?: string
+  readonly certFile?: string
+  readonly keyFile?: string
+}
+
+/** The `http` exporter's section. */
+export interface HttpExporterConfig {
+  /** Empty only in the defaults: a section without an endpoint is refused. */
+  readonly endpoint: string
+  readonly timeoutMs: number
+  /** Secret. */
+  readonly authToken?: string
+  readonly format: "json" | "ndjson"
+  readonly compression: "gzip" | "none"
+  /** Secret values. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly tls?: HttpTlsFiles
+  readonly queue: QueueSettings
+}
+
+/** The exporter's settings, in the order of the configuration reference. */
+export const httpSettings: ComponentSettings<HttpExporterConfig> = {
+  settings: [
+    httpEndpointSetting,
+    httpTimeoutSetting,
+    httpAuthTokenSetting,
+    httpFormatSetting,
+    httpCompressionSetting,
+    httpHeadersSetting,
+    httpTlsCaSetting,
+    httpTlsCertSetting,
+    httpTlsKeySetting,
+    ...queueSettingList,
+  ],
+  rules: [httpEndpointRule, httpTlsRule, queueSettingsRule],
+  build: (values) => {
+    const authToken = values.get(httpAuthTokenSetting)
+    const caFile = values.get(httpTlsCaSetting)
+    const certFile = values.get(httpTlsCertSetting)
+    const keyFile = values.get(httpTlsKeySetting)
+    const tls = {
+      ...(caFile === undefined ? {} : { caFile }),
+      ...(certFile === undefined ? {} : { certFile }),
+      ...(keyFile === undefined ? {} : { keyFile }),
+    }
+    return {
+      endpoint: values.require(httpEndpointSetting),
+      timeoutMs: values.require(httpTimeoutSetting),
+      ...(authToken === undefined ? {} : { authToken }),
+      format: values.require(httpFormatSetting),
+      compression: values.require(httpCompressionSetting),
+      headers: values.require(httpHeadersSetting),
+      ...(Object.keys(tls).length === 0 ? {} : { tls }),
+      queue: queueSettingsOf(values),
+    }
+  },
+}
+
+/**
+ * The section's defaults, as the Collector's `otlphttp` has them: every setting's default and no
+ * endpoint, which `validate` refuses, so the defaults are built without the rules across settings.
+ */
+export const httpDefaultConfig: HttpExporterConfig = httpSettings.build(
+  resolveSettings(httpSettings.settings, [], { flags: new Map(), env: {}, file: { mapping: {}, path: "" } }).values,
+)
