@@ -7,6 +7,7 @@ import type { LoadedServiceConfig } from "../service/PipelineConfig.ts"
 import { freePort } from "../telemetry/FreePort.ts"
 import { CliIo } from "./CliIo.ts"
 import { reportInvalidConfig } from "./ConfigCommand.ts"
+import * as DemoHttpReceiver from "./DemoHttpReceiver.ts"
 import { DemoTally } from "./DemoTally.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { serveWith, settingFlagsHelp } from "./RunCommand.ts"
@@ -14,7 +15,7 @@ import { loadServiceConfig } from "./ServiceConfigLoader.ts"
 import { optionProblem, usageFailure } from "./UsageFailure.ts"
 
 export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
-                        [--exec-latency D] [SETTING FLAGS]
+                        [--exec-latency D] [--postgres-url URL] [SETTING FLAGS]
 
 Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU
 nodes whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on
@@ -25,7 +26,9 @@ whose driver is broken. The kubeconfig path is printed, so kubectl can look at t
 the demo runs. The health server listens on 127.0.0.1 and a free port unless
 --server-address/SERVER_ADDRESS or --server-port/SERVER_PORT say otherwise. The removal grace is
 10s, so GPUs of nodes that leave are removed while the demo runs, unless --removal-grace or
-REMOVAL_GRACE says otherwise.
+REMOVAL_GRACE says otherwise. With the http exporter in the pipeline (--exporter stdout,http), records
+go to an HTTP receiver the demo runs on 127.0.0.1, counted in the summary, unless --http-endpoint or
+HTTP_ENDPOINT names another.
 
   --nodes N          GPU nodes (default 8)
   --duration D       how long to run, Go syntax (default 20s; 0 runs until Ctrl-C)
@@ -35,6 +38,8 @@ REMOVAL_GRACE says otherwise.
                      (default 0)
   --seed S           same seed, same cluster (default gpu-serials)
   --exec-latency D   nvidia-smi run time in the simulated pods (default: median 150ms, p99 600ms)
+  --postgres-url URL database of the postgres exporter (--exporter stdout,postgres), its tables
+                     created when missing; e.g. postgres://127.0.0.1:5432/test?sslmode=disable
 
 Setting flags are those of 'gpu-serials run' (the demo sets --cluster-name demo and --kubeconfig):
 ${settingFlagsHelp}
@@ -49,6 +54,7 @@ const demoOptions: CommandLineSpec = {
     churn: "value",
     seed: "value",
     "exec-latency": "value",
+    "postgres-url": "value",
   },
   others: "passed-on",
 }
@@ -59,15 +65,31 @@ const progressInterval = "5 seconds"
 
 /**
  * The demo's config object, under the user's config file, environment and flags: the simulated
- * cluster's kubeconfig, the cluster name, a short removal grace, and the health server on the loopback
- * interface (a workstation) at a free port.
+ * cluster's kubeconfig, the cluster name, a short removal grace, the health server on the loopback
+ * interface (a workstation) at a free port, the demo's HTTP receiver as the http exporter's endpoint,
+ * and the postgres exporter's database when one is given, its tables created.
  */
-const demoConfig = (kubeconfigPath: string, port: number) => ({
+const demoConfig = (options: {
+  readonly kubeconfigPath: string
+  readonly port: number
+  readonly httpEndpoint: string
+  readonly postgresUrl: string | undefined
+}) => ({
   cluster: { name: "demo" },
-  receivers: { kube_exec: { kubeconfig: kubeconfigPath } },
+  receivers: { kube_exec: { kubeconfig: options.kubeconfigPath } },
   processors: { inventory: { removalGrace: demoRemovalGrace } },
-  service: { telemetry: { metrics: { address: "127.0.0.1", port } } },
+  exporters: {
+    http: { endpoint: options.httpEndpoint },
+    ...(options.postgresUrl === undefined ? {} : { postgres: { url: options.postgresUrl, autoMigrate: true } }),
+  },
+  service: { telemetry: { metrics: { address: "127.0.0.1", port: options.port } } },
 })
+
+/** Whether the pipeline's http exporter sends to the demo's receiver. */
+const sendsTo = (loaded: LoadedServiceConfig, endpoint: string): boolean =>
+  loaded.config.exporters.some(
+    (exporter) => exporter.type === "http" && valueAt(loaded.file, `exporters.${exporter.id}.endpoint`) === endpoint,
+  )
 
 /**
  * The simulated cluster is a development package: loaded on demand so that the production image, installed
@@ -194,10 +216,16 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
         `simulated cluster at ${cluster.url} with ${cluster.nodeNames().length} GPU nodes\n` +
           `  kubectl --kubeconfig ${cluster.kubeconfigPath} get pods -n ${cluster.namespace}\n`,
       )
+      const httpReceiver = yield* DemoHttpReceiver.start
       // The simulated cluster, not the one a KUBECONFIG variable of the shell points at; --kubeconfig still can.
       const { KUBECONFIG: _kubeconfig, ...env } = io.env
       const loaded = yield* loadServiceConfig(rest, {
-        base: demoConfig(cluster.kubeconfigPath, yield* Effect.promise(freePort)),
+        base: demoConfig({
+          kubeconfigPath: cluster.kubeconfigPath,
+          port: yield* Effect.promise(freePort),
+          httpEndpoint: httpReceiver.url,
+          postgresUrl: commandLine.options.get("postgres-url"),
+        }),
         env,
       }).pipe(Effect.result)
       if (Result.isFailure(loaded)) return yield* reportInvalidConfig(loaded.failure)
@@ -231,6 +259,10 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
             )
       yield* Fiber.interrupt(progress)
       yield* io.stderr(tally.summary(yield* elapsedSeconds, removalGraceOf(demo)))
+      if (sendsTo(demo, httpReceiver.url)) {
+        const { requests, records } = httpReceiver.counts()
+        yield* io.stderr(`  http receiver at ${httpReceiver.url}: ${records} records in ${requests} POSTs\n`)
+      }
       return exitCode
     }),
   ).pipe(

@@ -70,6 +70,38 @@ describe("gpu-serials demo", () => {
     expect(run.stderr).toContain("removed once gone for the removal grace, 1m,")
   }, 30_000)
 
+  it("sends to its own HTTP receiver and to the PostgreSQL database given, and counts what the receiver got", () => {
+    const database = `gpu_serials_demo_${process.pid}`
+    const psql = (sql: string) =>
+      spawnSync("psql", ["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-qc", sql], { encoding: "utf8" })
+    expect(psql(`create database ${database}`).status).toBe(0)
+    try {
+      const run = gpuSerials([
+        "demo",
+        "--duration",
+        "5s",
+        "--exporter",
+        "stdout,http,postgres",
+        "--postgres-url",
+        `postgres://postgres@127.0.0.1:5432/${database}?sslmode=disable`,
+      ])
+      expect(run.status, run.stderr).toBe(0)
+      const sent = jsonLines(run.stdout).length
+      expect(sent).toBeGreaterThan(20)
+      expect(run.stderr).toMatch(
+        new RegExp(`http receiver at http://127\\.0\\.0\\.1:\\d+/gpus: ${sent} records in \\d+ POSTs`),
+      )
+      const rows = spawnSync(
+        "psql",
+        ["-h", "127.0.0.1", "-U", "postgres", "-d", database, "-tAc", "select count(*) from gpu_serials"],
+        { encoding: "utf8" },
+      )
+      expect(Number(rows.stdout.trim())).toBe(sent)
+    } finally {
+      psql(`drop database if exists ${database} with (force)`)
+    }
+  })
+
   it("exits 1 with one line saying so where the simulated cluster is not installed", () => {
     const tree = productionLikeTree()
     try {
