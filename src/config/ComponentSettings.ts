@@ -84,14 +84,31 @@ export const decodeSection = <Config>(
 }
 
 /**
+ * The config every setting's default builds, as the Collector's `createDefaultConfig`: a starting point
+ * that need not pass the rules across settings (a required endpoint has no default, and `validate` asks
+ * for one), while a default that breaks its own setting's rule or range is a defect of the component.
+ */
+const defaultsOf = <Config>(spec: ComponentSettings<Config>): Config => {
+  const resolved = resolveSettings(spec.settings, [], {
+    flags: new Map(),
+    env: {},
+    file: { mapping: {}, path: "" },
+    fileKeysOnly: true,
+  })
+  if (resolved.problems.length > 0) {
+    const messages = resolved.problems.map((problem) => problem.message).join("; ")
+    throw new Error(`the defaults of a component break their own settings: ${messages}`)
+  }
+  return spec.build(resolved.values)
+}
+
+/**
  * The `settings`, `defaultConfig` and `validate` of a factory whose config is described by `spec`: the
  * factory owns its settings, and its section is checked by the same rules wherever it comes from.
  */
 export const configuredBy = <Config>(spec: ComponentSettings<Config>) => ({
   settings: spec,
-  defaultConfig: Result.getOrThrowWith(decodeSection(spec, {}), (problems) => {
-    return new Error(`the defaults of a component break its rules: ${problems.map((p) => p.message).join("; ")}`)
-  }),
+  defaultConfig: defaultsOf(spec),
   validate: (section: unknown) => decodeSection(spec, section),
 })
 

@@ -67,7 +67,16 @@ describe("a component's settings", () => {
     )
   })
 
-  it("refuse defaults that break their own rules when the factory is made", () => {
+  it("build the default config without the rules across settings, which validate applies", () => {
+    const required = {
+      ...example,
+      rules: [...(example.rules ?? []), () => [{ setting: nameSetting, message: "name is required" }]],
+    }
+    expect(configuredBy(required).defaultConfig).toEqual({ size: 8 })
+    expect(configuredBy(required).validate({})).toEqual(Result.fail([{ key: "name", message: "name is required" }]))
+  })
+
+  it("refuse defaults that break their own setting's rule or range when the factory is made", () => {
     expect(() => configuredBy({ ...example, settings: [{ ...sizeSetting, default: 0 }, nameSetting] })).toThrow(
       /size must be between 1 and 64/,
     )

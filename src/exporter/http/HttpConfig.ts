@@ -1,7 +1,7 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
 import { formatGoDuration } from "../../config/GoDuration.ts"
 import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
-import { resolveSettings, type SettingRule } from "../../config/ResolveSettings.ts"
+import type { SettingRule } from "../../config/ResolveSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
 import { HOUR, isUrlWithScheme } from "../../config/SettingRules.ts"
 import { durationType, enumType, pairsType, stringType } from "../../config/SettingType.ts"
@@ -189,11 +189,3 @@ export const httpSettings: ComponentSettings<HttpExporterConfig> = {
     }
   },
 }
-
-/**
- * The section's defaults, as the Collector's `otlphttp` has them: every setting's default and no
- * endpoint, which `validate` refuses, so the defaults are built without the rules across settings.
- */
-export const httpDefaultConfig: HttpExporterConfig = httpSettings.build(
-  resolveSettings(httpSettings.settings, [], { flags: new Map(), env: {}, file: { mapping: {}, path: "" } }).values,
-)

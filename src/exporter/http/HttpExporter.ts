@@ -3,10 +3,10 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { Duration, Effect } from "effect"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
-import { type Configured, decodeSection } from "../../config/ComponentSettings.ts"
+import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { ExporterFactory } from "../../pipeline/Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
-import { type HttpExporterConfig, type HttpTlsFiles, httpDefaultConfig, httpSettings } from "./HttpConfig.ts"
+import { type HttpExporterConfig, type HttpTlsFiles, httpSettings } from "./HttpConfig.ts"
 import * as HttpSink from "./HttpSink.ts"
 
 /** The PEM files of the TLS settings, read once at start. */
@@ -41,9 +41,7 @@ const readTlsFiles = (id: string, tls: HttpTlsFiles | undefined) =>
 export const factory: ExporterFactory<HttpExporterConfig> & Configured<HttpExporterConfig> = {
   kind: "exporter",
   type: "http",
-  settings: httpSettings,
-  defaultConfig: httpDefaultConfig,
-  validate: (section) => decodeSection(httpSettings, section),
+  ...configuredBy(httpSettings),
   create: (config, settings) =>
     Effect.gen(function* () {
       if (!URL.canParse(config.endpoint)) {

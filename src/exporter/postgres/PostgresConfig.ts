@@ -1,5 +1,4 @@
-import { Result } from "effect"
-import { type ComponentSettings, decodeSection } from "../../config/ComponentSettings.ts"
+import type { ComponentSettings } from "../../config/ComponentSettings.ts"
 import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
 import type { SettingRule } from "../../config/ResolveSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
@@ -259,13 +258,3 @@ export const postgresSettings: ComponentSettings<PostgresExporterConfig> = {
     }
   },
 }
-
-/**
- * The defaults name no server, and the rules ask for one as the Go original does: the default config
- * is the defaults' under the other rules, a starting point that `validate` refuses until a server is set.
- */
-export const postgresDefaultConfig: PostgresExporterConfig = Result.getOrThrowWith(
-  decodeSection({ ...postgresSettings, rules: [queueSettingsRule] }, {}),
-  (problems) =>
-    new Error(`the defaults of the postgres exporter break its rules: ${problems.map((p) => p.message).join("; ")}`),
-)

@@ -1,11 +1,11 @@
 import { Duration, Effect, Schedule, type Scope } from "effect"
 import type pg from "pg"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
-import { type Configured, decodeSection } from "../../config/ComponentSettings.ts"
+import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { QueueSettings } from "../../config/QueueSettings.ts"
 import type { ExporterFactory } from "../../pipeline/Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
-import { type PostgresExporterConfig, postgresDefaultConfig, postgresSettings } from "./PostgresConfig.ts"
+import { type PostgresExporterConfig, postgresSettings } from "./PostgresConfig.ts"
 import type { PostgresFailure } from "./PostgresFailure.ts"
 import * as PostgresPool from "./PostgresPool.ts"
 import { prepare } from "./PostgresSchema.ts"
@@ -65,9 +65,7 @@ export const makeFactory = (
 ): ExporterFactory<PostgresExporterConfig> & Configured<PostgresExporterConfig> => ({
   kind: "exporter",
   type: "postgres",
-  settings: postgresSettings,
-  defaultConfig: postgresDefaultConfig,
-  validate: (section) => decodeSection(postgresSettings, section),
+  ...configuredBy(postgresSettings),
   create: (config, settings) =>
     Effect.gen(function* () {
       const queue = options.queue ?? config.queue
