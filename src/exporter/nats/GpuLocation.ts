@@ -1,5 +1,6 @@
 import { Option, Schema } from "effect"
 import { chassisOf, type KnownGpu } from "../../processor/inventory/KnownGpu.ts"
+import { StoredGpu } from "../../processor/inventory/StoredGpu.ts"
 
 /** Where a GPU is now, as the KV bucket keeps it under its uuid and under its serial. */
 export const GpuLocation = Schema.Struct({
@@ -20,26 +21,6 @@ export type GpuLocation = typeof GpuLocation.Type
 
 const optionalString = Schema.optionalKey(Schema.String)
 
-const GpuFields = Schema.Struct({
-  index: Schema.Number,
-  uuid: Schema.String,
-  serial: optionalString,
-  product: optionalString,
-  pciBusId: optionalString,
-  moduleId: Schema.optionalKey(Schema.Number),
-  migMode: optionalString,
-  platform: Schema.optionalKey(
-    Schema.Struct({
-      chassisSerial: optionalString,
-      slotNumber: optionalString,
-      trayIndex: optionalString,
-      hostId: optionalString,
-      peerType: optionalString,
-      fabricGuid: optionalString,
-    }),
-  ),
-})
-
 /**
  * The value under `<cluster>.uuid.<uuid>`: the location plus what the inventory needs to carry on after a
  * restart (the GPU as last read, the pod that read it, versions, and its report times).
@@ -49,7 +30,7 @@ export const LocatedGpu = Schema.Struct({
   nodeUid: optionalString,
   providerId: optionalString,
   pod: Schema.Struct({ namespace: Schema.String, name: Schema.String }),
-  gpu: GpuFields,
+  gpu: StoredGpu,
   driverVersion: optionalString,
   cudaVersion: optionalString,
   serialShared: Schema.Boolean,

@@ -5,39 +5,17 @@ import type { Gpu } from "../../domain/Gpu.ts"
 import type { InventoryChange } from "../../processor/inventory/InventoryChange.ts"
 import { InventoryStore, InventoryStoreError, type StoreFactory } from "../../processor/inventory/InventoryStore.ts"
 import { chassisOf, type KnownGpu } from "../../processor/inventory/KnownGpu.ts"
+import { StoredGpu } from "../../processor/inventory/StoredGpu.ts"
 import type { PostgresExporterConfig } from "./PostgresConfig.ts"
 import { openPool } from "./PostgresExporter.ts"
 import type { PostgresFailure } from "./PostgresFailure.ts"
 import { transaction } from "./PostgresPool.ts"
-import { unnestOf } from "./PostgresRows.ts"
+import { type Cell, currentColumns, transpose, unnestOf } from "./PostgresRows.ts"
 import type { PostgresTables } from "./PostgresTables.ts"
 
 const kind = "postgres"
 
-const optionalString = Schema.optionalKey(Schema.String)
-
-/** The GPU as last read, as the `gpu` column keeps it. */
-const GpuColumn = Schema.Struct({
-  index: Schema.Number,
-  uuid: Schema.String,
-  serial: optionalString,
-  product: optionalString,
-  pciBusId: optionalString,
-  moduleId: Schema.optionalKey(Schema.Number),
-  migMode: optionalString,
-  platform: Schema.optionalKey(
-    Schema.Struct({
-      chassisSerial: optionalString,
-      slotNumber: optionalString,
-      trayIndex: optionalString,
-      hostId: optionalString,
-      peerType: optionalString,
-      fabricGuid: optionalString,
-    }),
-  ),
-})
-
-const decodeGpu = Schema.decodeUnknownOption(GpuColumn)
+const decodeGpu = Schema.decodeUnknownOption(StoredGpu)
 
 /** A current-state row as the store reads it back. */
 interface CurrentRow {
@@ -78,20 +56,9 @@ const knownGpuOf = (row: CurrentRow): KnownGpu | undefined => {
   }
 }
 
+/** The columns the exporter sets, then those only the store needs to rebuild a known GPU. */
 const upsertColumns = [
-  ["cluster", "text"],
-  ["uuid", "text"],
-  ["node", "text"],
-  ["machine", "text"],
-  ["serial", "text"],
-  ["chassis", "text"],
-  ["product", "text"],
-  ["provider_id", "text"],
-  ["driver_version", "text"],
-  ["cuda_version", "text"],
-  ["serial_shared", "boolean"],
-  ["first_seen", "timestamptz"],
-  ["last_seen", "timestamptz"],
+  ...currentColumns,
   ["node_uid", "text"],
   ["pod_namespace", "text"],
   ["pod_name", "text"],
@@ -99,7 +66,7 @@ const upsertColumns = [
   ["last_reported", "timestamptz"],
 ] as const
 
-const upsertRow = (cluster: string, known: KnownGpu): ReadonlyArray<string | boolean | null> => [
+const upsertRow = (cluster: string, known: KnownGpu): ReadonlyArray<Cell> => [
   cluster,
   known.uuid,
   known.node,
@@ -136,9 +103,6 @@ const statements = (tables: PostgresTables) => {
   }
 }
 
-const transpose = (rows: ReadonlyArray<ReadonlyArray<string | boolean | null>>, width: number) =>
-  Array.from({ length: width }, (_, column) => rows.map((row) => row[column] ?? null))
-
 /**
  * The inventory's durable store in the current-state table of a `postgres` exporter: the rows of
  * its own cluster, so clusters can share the tables. `apply` writes a batch of changes in one
@@ -172,7 +136,7 @@ export const make = (options: {
         last.delete(change.uuid)
         last.set(change.uuid, change)
       }
-      const upserts: Array<ReadonlyArray<string | boolean | null>> = []
+      const upserts: Array<ReadonlyArray<Cell>> = []
       const removed: Array<string> = []
       for (const change of last.values()) {
         if (change._tag === "Upsert") upserts.push(upsertRow(cluster, change.gpu))

@@ -31,7 +31,8 @@ export const historyColumns = [
   ["read_time", "timestamptz"],
 ] as const
 
-type Cell = string | number | boolean | null
+/** One value of a row, as the driver sends it. */
+export type Cell = string | number | boolean | null
 
 const historyRow = (record: GpuRecord): ReadonlyArray<Cell> => [
   record.id,
@@ -58,7 +59,7 @@ const historyRow = (record: GpuRecord): ReadonlyArray<Cell> => [
 ]
 
 /** Rows as column arrays: `columns[i][j]` is column i of row j. */
-const transpose = (rows: ReadonlyArray<ReadonlyArray<Cell>>, width: number): Array<Array<Cell>> =>
+export const transpose = (rows: ReadonlyArray<ReadonlyArray<Cell>>, width: number): Array<Array<Cell>> =>
   Array.from({ length: width }, (_, column) => rows.map((row) => row[column] ?? null))
 
 /** The history rows of a batch, as one array per column. */
