@@ -7,9 +7,9 @@ import type { InventoryEvent } from "../src/domain/InventoryEvent.ts"
 import type { NatsExporterConfig } from "../src/exporter/nats/NatsConfig.ts"
 import { factory } from "../src/exporter/nats/NatsExporter.ts"
 import { fleetEvents, benchGpusPerNode as gpusPerNode, benchNodes as nodes } from "./BenchFleet.ts"
+import { exporterThroughput } from "./ExporterThroughput.ts"
 
 const rounds = 5
-const pace = 500
 
 /** nats-server with JetStream in its own process and store folder, on a random port. */
 const startServer = async () => {
@@ -48,26 +48,9 @@ const measure = (config: NatsExporterConfig, batches: ReadonlyArray<ReadonlyArra
     const [first, ...rest] = batches
     yield* exporter.export((first ?? []).slice(0, 1))
     while ((yield* exporter.stats).sent < 1) yield* Effect.sleep("10 millis")
-    const cpuBefore = process.cpuUsage()
-    const started = performance.now()
-    for (const events of [(first ?? []).slice(1), ...rest]) {
-      for (let at = 0; at < events.length; at += pace) {
-        yield* exporter.export(events.slice(at, at + pace))
-        while ((yield* exporter.stats).queued > 5_000) yield* Effect.sleep("2 millis")
-      }
-    }
-    yield* exporter.flush("120 seconds")
-    const seconds = (performance.now() - started) / 1000
-    const cpu = process.cpuUsage(cpuBefore)
-    const stats = yield* exporter.stats
+    const figure = yield* exporterThroughput(exporter, [(first ?? []).slice(1), ...rest], "120 seconds")
     yield* Scope.close(scope, Exit.void)
-    const records = stats.sent - 1
-    return {
-      recordsPerSecond: records / seconds,
-      cpuMicrosPerRecord: (cpu.user + cpu.system) / records,
-      dropped: stats.dropped,
-      records,
-    }
+    return figure
   })
 
 /** Events per second through the `nats` exporter into a local nats-server: core publish, and JetStream with acks. */

@@ -5,9 +5,9 @@ import type { InventoryEvent } from "../src/domain/InventoryEvent.ts"
 import type { PostgresExporterConfig } from "../src/exporter/postgres/PostgresConfig.ts"
 import { factory } from "../src/exporter/postgres/PostgresExporter.ts"
 import { fleetEvents, benchGpusPerNode as gpusPerNode, benchNodes as nodes } from "./BenchFleet.ts"
+import { exporterThroughput } from "./ExporterThroughput.ts"
 
 const rounds = 5
-const pace = 500
 
 /** The local PostgreSQL (trust authentication), as the tests use it; `PGUSER` picks another role. */
 const server = { host: "127.0.0.1", port: 5432, user: process.env.PGUSER ?? "postgres" }
@@ -28,25 +28,9 @@ const measure = (config: PostgresExporterConfig, batches: ReadonlyArray<Readonly
     const exporter = yield* factory
       .create(config, { id: "postgres", clusterName: "bench", serviceVersion: "bench" })
       .pipe(Scope.provide(scope))
-    const cpuBefore = process.cpuUsage()
-    const started = performance.now()
-    for (const events of batches) {
-      for (let at = 0; at < events.length; at += pace) {
-        yield* exporter.export(events.slice(at, at + pace))
-        while ((yield* exporter.stats).queued > 5_000) yield* Effect.sleep("2 millis")
-      }
-    }
-    yield* exporter.flush("120 seconds")
-    const seconds = (performance.now() - started) / 1000
-    const cpu = process.cpuUsage(cpuBefore)
-    const stats = yield* exporter.stats
+    const figure = yield* exporterThroughput(exporter, batches, "120 seconds")
     yield* Scope.close(scope, Exit.void)
-    return {
-      recordsPerSecond: stats.sent / seconds,
-      cpuMicrosPerRecord: (cpu.user + cpu.system) / stats.sent,
-      dropped: stats.dropped,
-      records: stats.sent,
-    }
+    return figure
   })
 
 /**
