@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net"
 import { TLSSocket } from "node:tls"
 import { gunzipSync } from "node:zlib"
 import { Effect, type Scope } from "effect"
+import { carryOut, isAccepted, type ScriptedAnswer, type Treatment } from "../ScriptedAnswer.ts"
 
 export interface ReceivedRequest {
   readonly method: string
@@ -20,10 +21,7 @@ export interface ReceivedRequest {
  * exporter must not log), no answer at all (the connection stays open until the client gives up), or a
  * reset connection.
  */
-export type ScriptedAnswer =
-  | { readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly body?: string }
-  | { readonly hang: true }
-  | { readonly reset: true }
+export type { ScriptedAnswer }
 
 /** The server's certificate for https, and whether it requires a client certificate signed by `ca`. */
 export interface ReceiverTls {
@@ -44,7 +42,7 @@ export interface HttpReceiver {
   readonly accepted: Array<ReceivedRequest>
   readonly script: (answers: ReadonlyArray<ScriptedAnswer>) => void
   /** How each request was treated, in order: the HTTP status, `hang` or `reset`. */
-  readonly answered: Array<number | "hang" | "reset">
+  readonly answered: Array<Treatment>
   /** Connections accepted since start. */
   readonly connections: () => number
   /** Connections open now. */
@@ -56,7 +54,7 @@ export const startHttpReceiver = (tls?: ReceiverTls): Effect.Effect<HttpReceiver
     const requests: Array<ReceivedRequest> = []
     const accepted: Array<ReceivedRequest> = []
     const answers: Array<ScriptedAnswer> = []
-    const answered: Array<number | "hang" | "reset"> = []
+    const answered: Array<Treatment> = []
     const handle = (request: IncomingMessage, response: ServerResponse) => {
       const chunks: Array<Buffer> = []
       request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -73,20 +71,9 @@ export const startHttpReceiver = (tls?: ReceiverTls): Effect.Effect<HttpReceiver
           ...(typeof clientName === "string" ? { clientName } : {}),
         }
         requests.push(received)
-        const answer = answers.shift() ?? { status: 200 }
-        if ("hang" in answer) {
-          answered.push("hang")
-          return
-        }
-        if ("reset" in answer) {
-          answered.push("reset")
-          request.socket.destroy()
-          return
-        }
-        answered.push(answer.status)
-        if (answer.status >= 200 && answer.status < 300) accepted.push(received)
-        response.writeHead(answer.status, answer.headers ?? {})
-        response.end(answer.body ?? "")
+        const treatment = carryOut(answers.shift() ?? { status: 200 }, request, response)
+        answered.push(treatment)
+        if (isAccepted(treatment)) accepted.push(received)
       })
     }
     const server =

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import { gunzipSync } from "node:zlib"
 import { Effect, type Scope } from "effect"
+import { carryOut, isAccepted, type ScriptedAnswer, type Treatment } from "../ScriptedAnswer.ts"
 
 export interface ReceivedRequest {
   readonly path: string
@@ -14,10 +15,7 @@ export interface ReceivedRequest {
  * How the receiver treats one request, once it has read it whole: an HTTP answer, no answer at all
  * (the connection stays open until the client gives up), or a reset connection.
  */
-export type ScriptedAnswer =
-  | { readonly status: number; readonly headers?: Readonly<Record<string, string>> }
-  | { readonly hang: true }
-  | { readonly reset: true }
+export type { ScriptedAnswer }
 
 /**
  * An OTLP/HTTP receiver on 127.0.0.1 for tests: keeps every request, answers each with the next
@@ -32,14 +30,14 @@ export interface OtlpReceiver {
   /** Answers every request past the script with `answer` until called again; `undefined` ends the outage. */
   readonly outage: (answer: ScriptedAnswer | undefined) => void
   /** How each request was treated, in order: the HTTP status, `hang` or `reset`. */
-  readonly answered: Array<number | "hang" | "reset">
+  readonly answered: Array<Treatment>
 }
 
 export const startOtlpReceiver: Effect.Effect<OtlpReceiver, never, Scope.Scope> = Effect.gen(function* () {
   const requests: Array<ReceivedRequest> = []
   const acceptedRequests: Array<ReceivedRequest> = []
   const answers: Array<ScriptedAnswer> = []
-  const answered: Array<number | "hang" | "reset"> = []
+  const answered: Array<Treatment> = []
   let outage: ScriptedAnswer | undefined
   const server = createServer((request, response) => {
     const chunks: Array<Buffer> = []
@@ -49,20 +47,9 @@ export const startOtlpReceiver: Effect.Effect<OtlpReceiver, never, Scope.Scope> 
       const body = request.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw
       const received = { path: request.url ?? "", headers: request.headers, body: new Uint8Array(body) }
       requests.push(received)
-      const answer = answers.shift() ?? outage ?? { status: 200 }
-      if ("hang" in answer) {
-        answered.push("hang")
-        return
-      }
-      if ("reset" in answer) {
-        answered.push("reset")
-        request.socket.destroy()
-        return
-      }
-      answered.push(answer.status)
-      if (answer.status >= 200 && answer.status < 300) acceptedRequests.push(received)
-      response.writeHead(answer.status, answer.headers ?? {})
-      response.end()
+      const treatment = carryOut(answers.shift() ?? outage ?? { status: 200 }, request, response)
+      answered.push(treatment)
+      if (isAccepted(treatment)) acceptedRequests.push(received)
     })
   })
   const port = yield* Effect.acquireRelease(
