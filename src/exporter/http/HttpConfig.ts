@@ -5,6 +5,7 @@ import type { SettingRule } from "../../config/ResolveSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
 import { HOUR, isUrlWithScheme } from "../../config/SettingRules.ts"
 import { durationType, enumType, pairsType, stringType } from "../../config/SettingType.ts"
+import { type TlsFiles, tlsSettings } from "../../config/TlsSettings.ts"
 
 /**
  * The `http` exporter's settings (section `exporters.http`, or `exporters.http/<name>`): the Go
@@ -82,60 +83,18 @@ export const httpHeadersSetting: Setting<Readonly<Record<string, string>>> = {
   description: "Extra headers sent with every POST (k=v,k2=v2, values percent-encoded).",
 }
 
-export const httpTlsCaSetting: Setting<string> = {
-  key: "tls.ca",
-  env: "HTTP_TLS_CA",
-  flag: "--http-tls-ca",
-  type: stringType,
-  secret: "none",
-  label: "HTTP TLS CA",
-  description: "Path of the CA certificate that signs the endpoint's certificate (default: the system's CAs).",
-}
-
-export const httpTlsCertSetting: Setting<string> = {
-  key: "tls.cert",
-  env: "HTTP_TLS_CERT",
-  flag: "--http-tls-cert",
-  type: stringType,
-  secret: "none",
-  label: "HTTP TLS certificate",
-  description: "Path of the client certificate, for endpoints that require one.",
-}
-
-export const httpTlsKeySetting: Setting<string> = {
-  key: "tls.key",
-  env: "HTTP_TLS_KEY",
-  flag: "--http-tls-key",
-  type: stringType,
-  secret: "none",
-  label: "HTTP TLS key",
-  description: "Path of the client certificate's private key.",
-}
-
 const httpEndpointRule: SettingRule = (values) =>
   values.get(httpEndpointSetting)?.trim() === ""
     ? [{ setting: httpEndpointSetting, message: "HTTP endpoint URL is required" }]
     : []
 
-const httpTlsRule: SettingRule = (values) => {
-  const cert = values.get(httpTlsCertSetting)
-  const key = values.get(httpTlsKeySetting)
-  return (cert === undefined) !== (key === undefined)
-    ? [
-        {
-          setting: cert === undefined ? httpTlsCertSetting : httpTlsKeySetting,
-          message: "HTTP TLS certificate and key must be set together",
-        },
-      ]
-    : []
-}
-
-/** Files of the TLS settings, read when the exporter starts. */
-export interface HttpTlsFiles {
-  readonly caFile?: string
-  readonly certFile?: string
-  readonly keyFile?: string
-}
+/** The TLS client files: `HTTP_TLS_CA`, `HTTP_TLS_CERT`, `HTTP_TLS_KEY`. */
+export const httpTls = tlsSettings({
+  prefix: "HTTP",
+  label: "HTTP",
+  caDescription: "Path of the CA certificate that signs the endpoint's certificate (default: the system's CAs).",
+  certDescription: "Path of the client certificate, for endpoints that require one.",
+})
 
 /** The `http` exporter's section. */
 export interface HttpExporterConfig {
@@ -148,7 +107,7 @@ export interface HttpExporterConfig {
   readonly compression: "gzip" | "none"
   /** Secret values. */
   readonly headers: Readonly<Record<string, string>>
-  readonly tls?: HttpTlsFiles
+  readonly tls?: TlsFiles
   readonly queue: QueueSettings
 }
 
@@ -161,22 +120,13 @@ export const httpSettings: ComponentSettings<HttpExporterConfig> = {
     httpFormatSetting,
     httpCompressionSetting,
     httpHeadersSetting,
-    httpTlsCaSetting,
-    httpTlsCertSetting,
-    httpTlsKeySetting,
+    ...httpTls.list,
     ...queueSettingList,
   ],
-  rules: [httpEndpointRule, httpTlsRule, queueSettingsRule],
+  rules: [httpEndpointRule, httpTls.rule, queueSettingsRule],
   build: (values) => {
     const authToken = values.get(httpAuthTokenSetting)
-    const caFile = values.get(httpTlsCaSetting)
-    const certFile = values.get(httpTlsCertSetting)
-    const keyFile = values.get(httpTlsKeySetting)
-    const tls = {
-      ...(caFile === undefined ? {} : { caFile }),
-      ...(certFile === undefined ? {} : { certFile }),
-      ...(keyFile === undefined ? {} : { keyFile }),
-    }
+    const tls = httpTls.filesOf(values)
     return {
       endpoint: values.require(httpEndpointSetting),
       timeoutMs: values.require(httpTimeoutSetting),
@@ -184,7 +134,7 @@ export const httpSettings: ComponentSettings<HttpExporterConfig> = {
       format: values.require(httpFormatSetting),
       compression: values.require(httpCompressionSetting),
       headers: values.require(httpHeadersSetting),
-      ...(Object.keys(tls).length === 0 ? {} : { tls }),
+      ...(tls === undefined ? {} : { tls }),
       queue: queueSettingsOf(values),
     }
   },

@@ -4,13 +4,14 @@ import * as https from "node:https"
 import { Duration, Effect } from "effect"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
+import type { TlsFiles } from "../../config/TlsSettings.ts"
 import type { ExporterFactory } from "../../pipeline/Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"
-import { type HttpExporterConfig, type HttpTlsFiles, httpSettings } from "./HttpConfig.ts"
+import { type HttpExporterConfig, httpSettings } from "./HttpConfig.ts"
 import * as HttpSink from "./HttpSink.ts"
 
 /** The PEM files of the TLS settings, read once at start. */
-const readTlsFiles = (id: string, tls: HttpTlsFiles | undefined) =>
+const readTlsFiles = (id: string, tls: TlsFiles | undefined) =>
   Effect.gen(function* () {
     const read = (what: string, path: string | undefined) =>
       path === undefined

@@ -4,6 +4,7 @@ import type { SettingRule } from "../../config/ResolveSettings.ts"
 import type { AnySetting, Setting } from "../../config/Setting.ts"
 import { DAY, isUrlWithScheme, notNegative, positive, required, SECOND, YEAR } from "../../config/SettingRules.ts"
 import { boolType, byteSizeType, durationType, enumType, stringType } from "../../config/SettingType.ts"
+import { type TlsFiles, tlsSettings } from "../../config/TlsSettings.ts"
 import { natsServerList } from "./NatsServerList.ts"
 
 /**
@@ -184,35 +185,13 @@ export const natsNkeySeedSetting: Setting<string> = {
   check: (value) => (value.startsWith("SU") ? undefined : "NATS nkey seed must be a user seed (starting with SU)"),
 }
 
-export const natsTlsCaSetting: Setting<string> = {
-  key: "tls.ca",
-  env: "NATS_TLS_CA",
-  flag: "--nats-tls-ca",
-  type: stringType,
-  secret: "none",
-  label: "NATS TLS CA",
-  description: "Path of the CA certificate that signs the servers' certificates.",
-}
-
-export const natsTlsCertSetting: Setting<string> = {
-  key: "tls.cert",
-  env: "NATS_TLS_CERT",
-  flag: "--nats-tls-cert",
-  type: stringType,
-  secret: "none",
-  label: "NATS TLS certificate",
-  description: "Path of the client certificate.",
-}
-
-export const natsTlsKeySetting: Setting<string> = {
-  key: "tls.key",
-  env: "NATS_TLS_KEY",
-  flag: "--nats-tls-key",
-  type: stringType,
-  secret: "none",
-  label: "NATS TLS key",
-  description: "Path of the client certificate's private key.",
-}
+/** The TLS client files: `NATS_TLS_CA`, `NATS_TLS_CERT`, `NATS_TLS_KEY`. */
+export const natsTls = tlsSettings({
+  prefix: "NATS",
+  label: "NATS",
+  caDescription: "Path of the CA certificate that signs the servers' certificates.",
+  certDescription: "Path of the client certificate.",
+})
 
 const natsAuthRule: SettingRule = (values) => {
   const problems: Array<{ setting: AnySetting; message: string }> = []
@@ -236,14 +215,6 @@ const natsAuthRule: SettingRule = (values) => {
   const url = values.get(natsUrlSetting)
   if (chosen.length === 0 && url !== undefined && natsServerList(url).credentials.length > 1) {
     problems.push({ setting: natsUrlSetting, message: "NATS URL servers must all carry the same credentials" })
-  }
-  const cert = values.get(natsTlsCertSetting)
-  const key = values.get(natsTlsKeySetting)
-  if ((cert === undefined) !== (key === undefined)) {
-    problems.push({
-      setting: cert === undefined ? natsTlsCertSetting : natsTlsKeySetting,
-      message: "NATS TLS certificate and key must be set together",
-    })
   }
   return problems
 }
@@ -293,11 +264,7 @@ export interface NatsExporterConfig {
   readonly streamSettings: NatsStreamSettings
   readonly kvBucket: string
   readonly auth: NatsAuth
-  readonly tls?: {
-    readonly caFile?: string
-    readonly certFile?: string
-    readonly keyFile?: string
-  }
+  readonly tls?: TlsFiles
   readonly queue: QueueSettings
 }
 
@@ -318,12 +285,10 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
     natsUserSetting,
     natsPasswordSetting,
     natsNkeySeedSetting,
-    natsTlsCaSetting,
-    natsTlsCertSetting,
-    natsTlsKeySetting,
+    ...natsTls.list,
     ...queueSettingList,
   ],
-  rules: [natsAuthRule, natsStreamRule, queueSettingsRule],
+  rules: [natsAuthRule, natsTls.rule, natsStreamRule, queueSettingsRule],
   build: (values) => {
     const creds = values.get(natsCredsSetting)
     const token = values.get(natsTokenSetting)
@@ -347,14 +312,7 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
                   ? { kind: "token", token: fromUrl.user }
                   : { kind: "userPassword", user: fromUrl.user, password: fromUrl.password }
     const stream = values.get(natsStreamSetting)
-    const caFile = values.get(natsTlsCaSetting)
-    const certFile = values.get(natsTlsCertSetting)
-    const keyFile = values.get(natsTlsKeySetting)
-    const tls = {
-      ...(caFile === undefined ? {} : { caFile }),
-      ...(certFile === undefined ? {} : { certFile }),
-      ...(keyFile === undefined ? {} : { keyFile }),
-    }
+    const tls = natsTls.filesOf(values)
     return {
       servers: serverList.servers,
       subjectPrefix: values.require(natsSubjectPrefixSetting),
@@ -368,7 +326,7 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
       },
       kvBucket: values.require(natsKvBucketSetting),
       auth,
-      ...(Object.keys(tls).length === 0 ? {} : { tls }),
+      ...(tls === undefined ? {} : { tls }),
       queue: queueSettingsOf(values),
     }
   },
