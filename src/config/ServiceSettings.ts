@@ -101,7 +101,8 @@ export const leaderElectionSetting: Setting<boolean> = {
   default: false,
   secret: "none",
   label: "leader election",
-  description: "Leader election through a Lease; not available in this version, so true is refused: run one replica.",
+  description:
+    "Leader election through a coordination.k8s.io Lease: only the leader reads, followers wait and stay ready.",
 }
 
 export const leaseNameSetting: Setting<string> = {
@@ -180,7 +181,7 @@ export const leaderIdentitySetting: Setting<string> = {
   default: "",
   secret: "none",
   label: "pod name",
-  description: "Identity written into the lease: the pod name, from the downward API.",
+  description: "Identity written into the lease: the pod name, from the downward API; empty: the hostname.",
   emptyEnvIsValue: true,
 }
 
@@ -197,12 +198,6 @@ const leaderElectionRule: SettingRule = (values) => {
     problems.push({
       setting: leaseNamespaceSetting,
       message: "lease namespace must be specified when leader election is enabled",
-    })
-  }
-  if (values.get(leaderIdentitySetting)?.trim() === "") {
-    problems.push({
-      setting: leaderIdentitySetting,
-      message: "POD_NAME must be set (downward API) when leader election is enabled",
     })
   }
   const lease = values.get(leaseDurationSetting)
@@ -222,12 +217,6 @@ const leaderElectionRule: SettingRule = (values) => {
   return problems
 }
 
-/** Settings this version reads but cannot honour yet: refusing them beats ignoring them. */
-const unavailableRule: SettingRule = (values) =>
-  values.get(leaderElectionSetting) === true
-    ? [{ setting: leaderElectionSetting, message: "leader election is not available in this version; run one replica" }]
-    : []
-
 /** The service's own settings, in the order of the configuration reference. */
 export const serviceSettings: ReadonlyArray<AnySetting> = [
   clusterNameSetting,
@@ -246,4 +235,4 @@ export const serviceSettings: ReadonlyArray<AnySetting> = [
 ]
 
 /** Rules across the service's own settings. */
-export const serviceRules: ReadonlyArray<SettingRule> = [leaderElectionRule, unavailableRule]
+export const serviceRules: ReadonlyArray<SettingRule> = [leaderElectionRule]

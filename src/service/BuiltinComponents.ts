@@ -10,6 +10,7 @@ import * as PostgresInventoryStore from "../exporter/postgres/PostgresInventoryS
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import { type ComponentFactories, ComponentRegistry } from "../pipeline/ComponentRegistry.ts"
 import type { ExporterFactory } from "../pipeline/Exporter.ts"
+import type { ElectorFactory } from "../pipeline/Leadership.ts"
 import type { Processor } from "../pipeline/Processor.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
@@ -18,9 +19,16 @@ import * as MemoryInventoryStore from "../processor/inventory/MemoryInventorySto
 import { factory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
 import type { PipelineServices } from "./PipelineServices.ts"
 
-/** A receiver type of this build: it makes observations for the pipeline's processor. */
+/**
+ * A receiver type of this build: it makes observations for the pipeline's processor, and may offer the
+ * elector of the replicas that read the same source (`LEADER_ELECTION`).
+ */
 // biome-ignore lint/suspicious/noExplicitAny: each factory takes the config its own settings build.
-export type BuiltinReceiver = ComponentFactory<"receiver", any, Receiver, PipelineServices> & Configured<unknown>
+export type BuiltinReceiver = ComponentFactory<"receiver", any, Receiver, PipelineServices> &
+  Configured<unknown> & {
+    // biome-ignore lint/suspicious/noExplicitAny: the elector takes the config the receiver's settings build.
+    readonly elector?: ElectorFactory<any>
+  }
 
 /** A processor type of this build: it turns observations into events for the exporters. */
 // biome-ignore lint/suspicious/noExplicitAny: each factory takes the config its own settings build.

@@ -1,4 +1,5 @@
-import { Cause, Duration, Effect, Exit, Layer, Queue, Schedule, Scope } from "effect"
+import { hostname } from "node:os"
+import { Cause, Duration, Effect, Exit, Layer, Queue, Ref, Schedule, Scope } from "effect"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import { ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { ComponentConfig, ServiceConfig } from "../config/ServiceConfig.ts"
@@ -7,14 +8,16 @@ import type { NodeObservation } from "../domain/NodeObservation.ts"
 import { ExporterFanout } from "../exporter/ExporterFanout.ts"
 import type { ConfiguredExporter } from "../pipeline/ComponentRegistry.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
+import type { Elector, LeaseSettings } from "../pipeline/Leadership.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
 import { InventoryStores } from "../processor/inventory/InventoryStore.ts"
 import { HealthServer } from "../telemetry/HealthServer.ts"
 import * as OtelServiceMetrics from "../telemetry/OtelServiceMetrics.ts"
 import { ReadinessChecks } from "../telemetry/ReadinessChecks.ts"
 import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
-import { builtinComponents, type Distribution } from "./BuiltinComponents.ts"
+import { type BuiltinReceiver, builtinComponents, type Distribution } from "./BuiltinComponents.ts"
 import { storeHost } from "./InventoryStoreHost.ts"
+import * as TermReadiness from "./TermReadiness.ts"
 
 export interface GpuSerialsServiceOptions {
   readonly config: ServiceConfig
@@ -116,56 +119,125 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
     clusterName: config.clusterName,
   })
   const processorFactory = yield* factoryOf("processor", components.processors, processorConfig)
-  const processor = yield* processorFactory
-    .create(processorConfig.config, { id: processorConfig.id, ...settings })
-    .pipe(Effect.provideService(EventConsumer, consumer), Effect.provideService(InventoryStores, stores))
-  yield* readiness.register("inventory", processor.health)
-
-  const observe = (observation: NodeObservation): Effect.Effect<void> =>
-    options.tap === undefined
-      ? processor.observe(observation)
-      : Effect.andThen(options.tap(observation), processor.observe(observation))
-
-  // The receiver lives in its own scope, closed first at shutdown; the observations it made still reach the processor.
-  const receiverScope = yield* Scope.make()
   const receiverFactory = yield* factoryOf("receiver", components.receivers, receiverConfig)
-  const receiver: Receiver = yield* receiverFactory
-    .create(receiverConfig.config, { id: receiverConfig.id, ...settings })
-    .pipe(
-      Effect.provideService(EventConsumer, consumer),
-      Effect.provideService(InventoryStores, stores),
-      Scope.provide(receiverScope),
-      Effect.onError(() => Scope.close(receiverScope, Exit.void)),
+  const election = config.leaderElection
+  const elector: Elector | undefined = election.enabled
+    ? yield* electorOf(
+        receiverFactory,
+        receiverConfig,
+        {
+          ...election,
+          identity: election.identity.trim() === "" ? hostname() : election.identity,
+        },
+        settings,
+      )
+    : undefined
+  const termChecks = yield* TermReadiness.make(elector === undefined ? "starting" : "following")
+
+  const shuttingDown = yield* Ref.make(false)
+  const beginShutdown = Effect.gen(function* () {
+    if (yield* Ref.getAndSet(shuttingDown, true)) return
+    yield* deadline.begin
+    yield* Effect.logInfo("gpu-serials shutting down").pipe(
+      Effect.annotateLogs({ shutdownTimeout: Duration.format(deadline.budget) }),
     )
-  yield* readiness.register("informers", receiver.health)
-  yield* readiness.register("readings", receiver.readings)
-  const deliver = Queue.take(receiver.observations).pipe(Effect.flatMap(observe), Effect.forever)
+  })
   yield* Effect.addFinalizer(() =>
     Effect.gen(function* () {
-      yield* deadline.begin
-      yield* Effect.logInfo("gpu-serials shutting down").pipe(
-        Effect.annotateLogs({ shutdownTimeout: Duration.format(deadline.budget) }),
-      )
-      yield* Scope.close(receiverScope, Exit.void)
-      yield* deliver.pipe(
-        Effect.catchIf(Cause.isDone, () => Effect.void),
-        Effect.interruptible,
-        Effect.timeoutOption(yield* deadline.forFlushing),
-      )
+      yield* beginShutdown
       // The exporters' own closing then finds their records written, or logs what it drops.
       yield* fanout.flush(yield* deadline.forFlushing)
     }),
   )
 
-  // Without leader election this replica is the only one, so it leads.
-  yield* metrics.leaderChanged(true)
+  /**
+   * One term: the processor loads its store, the receiver starts; returns the delivery of observations.
+   * Closing the term's scope stops the receiver first (its reads are abandoned), hands the observations
+   * already made to the processor, then the processor flushes its store.
+   */
+  const startTerm = Effect.fnUntraced(function* () {
+    yield* termChecks.lead
+    const processor = yield* processorFactory
+      .create(processorConfig.config, { id: processorConfig.id, ...settings })
+      .pipe(Effect.provideService(EventConsumer, consumer), Effect.provideService(InventoryStores, stores))
+    yield* termChecks.add("inventory", processor.health)
+
+    const observe = (observation: NodeObservation): Effect.Effect<void> =>
+      options.tap === undefined
+        ? processor.observe(observation)
+        : Effect.andThen(options.tap(observation), processor.observe(observation))
+
+    // The receiver lives in its own scope, closed first; the observations it made still reach the processor.
+    const receiverScope = yield* Scope.make()
+    const receiver: Receiver = yield* receiverFactory
+      .create(receiverConfig.config, { id: receiverConfig.id, ...settings })
+      .pipe(
+        Effect.provideService(EventConsumer, consumer),
+        Effect.provideService(InventoryStores, stores),
+        Scope.provide(receiverScope),
+        Effect.onError(() => Scope.close(receiverScope, Exit.void)),
+      )
+    yield* termChecks.add("informers", receiver.health)
+    yield* termChecks.add("readings", receiver.readings)
+    const deliver = Queue.take(receiver.observations).pipe(Effect.flatMap(observe), Effect.forever)
+    yield* Effect.addFinalizer((exit) =>
+      Effect.gen(function* () {
+        if (Exit.hasInterrupts(exit)) yield* beginShutdown
+        yield* Scope.close(receiverScope, Exit.void)
+        yield* deliver.pipe(
+          Effect.catchIf(Cause.isDone, () => Effect.void),
+          Effect.interruptible,
+          Effect.timeoutOption(yield* deadline.forFlushing),
+        )
+      }),
+    )
+    return deliver.pipe(Effect.catchIf(Cause.isDone, () => Effect.void))
+  })
+
   if (options.onListening !== undefined) yield* options.onListening(server.port)
   yield* Effect.logInfo("gpu-serials running").pipe(
     Effect.annotateLogs({
       cluster: config.clusterName,
       exporters: options.exporters.map((exporter) => exporter.id).join(","),
       port: server.port,
+      ...(elector === undefined ? {} : { leaderElection: elector.identity }),
     }),
   )
-  return yield* deliver.pipe(Effect.catchIf(Cause.isDone, () => Effect.void))
+
+  if (elector === undefined) {
+    // Without leader election this replica is the only one: one term for the whole run.
+    yield* metrics.leaderChanged(true)
+    return yield* Effect.scoped(Effect.flatten(startTerm()))
+  }
+  yield* metrics.leaderChanged(false)
+  // Terms follow each other until the receiver stops or the service is interrupted.
+  while (true) {
+    const receiverStopped = yield* Effect.scoped(
+      Effect.gen(function* () {
+        // Registered first, so it runs last: the gauge drops once the term's work has stopped and the lease is released.
+        yield* Effect.addFinalizer(() => Effect.andThen(metrics.leaderChanged(false), termChecks.follow))
+        const term = yield* elector.lead
+        yield* metrics.leaderChanged(true)
+        const deliver = yield* startTerm()
+        return yield* Effect.raceFirst(Effect.as(deliver, true), Effect.as(term.lost, false))
+      }),
+    )
+    if (receiverStopped) return
+  }
 })
+
+/** The elector of the pipeline's receiver type; a type that offers none cannot run with leader election. */
+const electorOf = (
+  factory: BuiltinReceiver,
+  receiver: ComponentConfig,
+  lease: LeaseSettings,
+  settings: { readonly clusterName: string; readonly serviceVersion: string },
+): Effect.Effect<Elector, ComponentStartError, Scope.Scope> =>
+  factory.elector === undefined
+    ? Effect.fail(
+        new ComponentStartError({
+          component: receiver.id,
+          message: `receiver ${receiver.id} offers no leader election; set LEADER_ELECTION=false`,
+        }),
+      )
+    : factory.elector(receiver.config, lease, { id: receiver.id, ...settings })

@@ -26,6 +26,7 @@ export const metricNames = {
   gpusKnownByModel: "gpu_serials_gpus_known_by_model",
   inventoryEvents: "gpu_serials_inventory_events_total",
   leader: "gpu_serials_leader",
+  leaderChanges: "gpu_serials_leader_changes_total",
   informerRestarts: "gpu_serials_informer_restarts_total",
 } as const
 
@@ -89,6 +90,10 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
     })
     const inventoryEvents = meter.createCounter(metricNames.inventoryEvents, {
       description: "GPU inventory events handed to the exporters, by kind.",
+      valueType: ValueType.INT,
+    })
+    const leaderChanges = meter.createCounter(metricNames.leaderChanges, {
+      description: "Times this replica started or stopped leading; a steady rise means leadership flaps.",
       valueType: ValueType.INT,
     })
     const informerRestarts = meter.createCounter(metricNames.informerRestarts, {
@@ -210,6 +215,7 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
     workQueueRetries.add(0)
     for (const kind of inventoryEventKinds) inventoryEvents.add(0, { kind })
     for (const resource of ["pods", "nodes"]) informerRestarts.add(0, { resource })
+    for (const leading of ["true", "false"]) leaderChanges.add(0, { leading })
 
     const readingAttributes = (outcome: ReadingOutcome): Attributes =>
       outcome.result === "ok"
@@ -235,6 +241,7 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
         }),
       leaderChanged: (leading) =>
         Effect.sync(() => {
+          if (state.leading !== leading) leaderChanges.add(1, { leading: leading ? "true" : "false" })
           state.leading = leading
         }),
       observeWorkQueueDepth: (depth) =>

@@ -18,7 +18,7 @@ export interface ReadinessOptions {
   readonly expected?: ReadonlyArray<string>
 }
 
-/** The word a passing check shows in the answer. */
+/** The word a passing check shows in the answer; a passing check with a note shows it after, as `ok (following)`. */
 export const passing = "ok"
 
 /** Longest reason shown for one check, so the answer stays short whatever a component reports. */
@@ -82,7 +82,10 @@ export class ReadinessChecks extends Context.Service<
           Effect.map(
             (health): Answer =>
               health.healthy
-                ? { passed: true, shown: passing }
+                ? {
+                    passed: true,
+                    shown: health.message === undefined ? passing : `${passing} (${shortReason(health.message)})`,
+                  }
                 : { passed: false, shown: shortReason(health.message ?? "not ready") },
           ),
           Effect.catchDefect((defect) => Effect.succeed({ passed: false, shown: shortReason(defectReason(defect)) })),

@@ -70,12 +70,12 @@ describe("gpu-serials run", () => {
       expect(() => JSON.parse(line)).not.toThrow()
   }, 30_000)
 
-  it("refuses leader election, which this version cannot honour, naming the setting", () => {
+  it("checks the leader election timings, naming the setting", () => {
     const run = gpuSerials(["run"], {
-      env: { CLUSTER_NAME: "prod", LEADER_ELECTION: "true", POD_NAME: "gpu-serials-0" },
+      env: { CLUSTER_NAME: "prod", LEADER_ELECTION: "true", LEASE_DURATION: "5s", LEASE_RENEW_DEADLINE: "10s" },
     })
     expect(run.status).toBe(2)
-    expect(run.stderr).toContain("LEADER_ELECTION: leader election is not available in this version")
+    expect(run.stderr).toContain("LEASE_DURATION: lease duration > renew deadline > retry period must hold")
   })
 
   it("fails with exit code 1 and a clear message when the cluster cannot be reached", () => {

@@ -421,26 +421,17 @@ describe("bounds", () => {
 
 describe("leader election", () => {
   const enabled = { ...cluster, LEADER_ELECTION: "true", POD_NAME: "gpu-serials-0" }
-  const unavailable = {
-    key: "LEADER_ELECTION",
-    message: "leader election is not available in this version; run one replica",
-  }
 
-  it("is refused by validation, as run would refuse it, rather than ignored", () => {
-    expect(problemsOf({ env: enabled })).toEqual([unavailable])
+  it("is accepted, and without a pod name the identity is left to the hostname", () => {
+    expect(configOf({ env: enabled }).leaderElection).toMatchObject({ enabled: true, identity: "gpu-serials-0" })
+    expect(configOf({ env: { ...enabled, POD_NAME: undefined } }).leaderElection).toMatchObject({ identity: "" })
   })
 
-  it("needs the pod name, a lease and lease > renew > retry", () => {
-    expect(problemsOf({ env: { ...enabled, POD_NAME: undefined } })).toEqual([
-      unavailable,
-      { key: "POD_NAME", message: "POD_NAME must be set (downward API) when leader election is enabled" },
-    ])
+  it("needs a lease and lease > renew > retry", () => {
     expect(problemsOf({ env: { ...enabled, LEASE_DURATION: "10s" } })).toEqual([
-      unavailable,
       { key: "LEASE_DURATION", message: "lease duration > renew deadline > retry period must hold" },
     ])
     expect(problemsOf({ env: { ...enabled, LEASE_NAME: "", LEASE_NAMESPACE: "" } })).toEqual([
-      unavailable,
       { key: "LEASE_NAME", message: "lease name must be specified when leader election is enabled" },
       { key: "LEASE_NAMESPACE", message: "lease namespace must be specified when leader election is enabled" },
     ])

@@ -8,12 +8,17 @@ import { repositoryRoot } from "../cli/GpuSerialsCli.ts"
 interface Manifest {
   readonly kind: string
   readonly metadata: { readonly name: string; readonly namespace?: string }
-  readonly rules?: ReadonlyArray<{ apiGroups: Array<string>; resources: Array<string>; verbs: Array<string> }>
+  readonly rules?: ReadonlyArray<{
+    apiGroups: Array<string>
+    resources: Array<string>
+    verbs: Array<string>
+    resourceNames?: Array<string>
+  }>
   readonly spec?: unknown
 }
 
-const rendered = (): ReadonlyArray<Manifest> => {
-  const run = spawnSync("kubectl", ["kustomize", "deploy/base"], {
+const rendered = (overlay = "deploy/base"): ReadonlyArray<Manifest> => {
+  const run = spawnSync("kubectl", ["kustomize", overlay], {
     cwd: repositoryRoot,
     encoding: "utf8",
     timeout: 20_000,
@@ -75,5 +80,81 @@ describe("deploy/base", () => {
     const parsed = parseGoDuration(shutdownTimeout ?? "")
     if (Result.isFailure(parsed)) throw new Error(`SHUTDOWN_TIMEOUT is not a duration: ${shutdownTimeout}`)
     expect(parsed.success + 5_000).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds * 1000)
+  })
+})
+
+interface Container {
+  readonly env: ReadonlyArray<{
+    readonly name: string
+    readonly value?: string
+    readonly valueFrom?: { readonly fieldRef?: { readonly fieldPath: string } }
+  }>
+}
+
+describe("deploy/ha", () => {
+  const manifests = rendered("deploy/ha")
+  const find = (kind: string) => manifests.filter((manifest) => manifest.kind === kind)
+  const deployment = find("Deployment")[0]
+  const spec = deployment?.spec as {
+    replicas: number
+    strategy: { type: string }
+    template: { metadata: { labels: Record<string, string> }; spec: { containers: ReadonlyArray<Container> } }
+  }
+  const env = spec.template.spec.containers[0]?.env ?? []
+  const variable = (name: string) => env.find((entry) => entry.name === name)
+
+  it("runs two replicas that elect a leader, named by the downward API", () => {
+    expect(spec.replicas).toBe(2)
+    expect(spec.strategy.type).toBe("RollingUpdate")
+    expect(variable("LEADER_ELECTION")?.value).toBe("true")
+    expect(variable("POD_NAME")?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.name")
+    expect(variable("LEASE_NAMESPACE")?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.namespace")
+    expect(variable("LEASE_NAME")?.value).toBe("gpu-serials-leader")
+    // The base's settings are kept.
+    expect(variable("CLUSTER_NAME")?.value).toBe("change-me")
+    expect(variable("SHUTDOWN_TIMEOUT")?.value).toBe("20s")
+  })
+
+  it("keeps lease durations that hold lease > renew deadline > retry period", () => {
+    const millis = (name: string) => {
+      const parsed = parseGoDuration(variable(name)?.value ?? "")
+      if (Result.isFailure(parsed)) throw new Error(`${name} is not a duration`)
+      return parsed.success
+    }
+    expect(millis("LEASE_DURATION")).toBeGreaterThan(millis("LEASE_RENEW_DEADLINE"))
+    expect(millis("LEASE_RENEW_DEADLINE")).toBeGreaterThan(millis("LEASE_RETRY_PERIOD"))
+  })
+
+  it("grants leases only in the service's own namespace: create, and get/update of its lease only", () => {
+    const role = find("Role").find((candidate) => candidate.metadata.name === "gpu-serials-leader-election")
+    expect(role?.metadata.namespace).toBe("gpu-serials")
+    expect(role?.rules).toEqual([
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
+      {
+        apiGroups: ["coordination.k8s.io"],
+        resources: ["leases"],
+        resourceNames: ["gpu-serials-leader"],
+        verbs: ["get", "update"],
+      },
+    ])
+    const binding = find("RoleBinding").find((candidate) => candidate.metadata.name === "gpu-serials-leader-election")
+    expect(binding).toMatchObject({
+      metadata: { namespace: "gpu-serials" },
+      roleRef: { kind: "Role", name: "gpu-serials-leader-election" },
+      subjects: [{ kind: "ServiceAccount", name: "gpu-serials", namespace: "gpu-serials" }],
+    })
+    const leaseRules = manifests
+      .flatMap((manifest) => manifest.rules ?? [])
+      .filter((rule) => rule.resources.includes("leases"))
+    expect(leaseRules.flatMap((rule) => rule.verbs).sort()).toEqual(["create", "get", "update"])
+  })
+
+  it("keeps one replica through voluntary disruptions", () => {
+    const [budget] = find("PodDisruptionBudget")
+    expect(budget?.metadata.namespace).toBe("gpu-serials")
+    const budgetSpec = budget?.spec as { minAvailable: number; selector: { matchLabels: Record<string, string> } }
+    expect(budgetSpec.minAvailable).toBe(1)
+    for (const [key, value] of Object.entries(budgetSpec.selector.matchLabels))
+      expect(spec.template.metadata.labels[key]).toBe(value)
   })
 })

@@ -72,6 +72,7 @@ const allowedLabels = new Set([
   "model",
   "kind",
   "resource",
+  "leading",
   "le",
 ])
 
@@ -125,6 +126,8 @@ describe("OtelServiceMetrics", () => {
       assert.strictEqual(seriesValue(samples, metricNames.inventoryEvents, { kind: "added" }), 16)
       assert.strictEqual(seriesValue(samples, metricNames.inventoryEvents, { kind: "moved" }), 0)
       assert.strictEqual(seriesValue(samples, metricNames.leader), 1)
+      assert.strictEqual(seriesValue(samples, metricNames.leaderChanges, { leading: "true" }), 1)
+      assert.strictEqual(seriesValue(samples, metricNames.leaderChanges, { leading: "false" }), 0)
       assert.strictEqual(seriesValue(samples, metricNames.gpusKnown), 12)
       assert.strictEqual(seriesValue(samples, metricNames.nodesKnown), 2)
       assert.strictEqual(seriesValue(samples, metricNames.nodesFailing, { error_kind: "driver-not-loaded" }), 1)

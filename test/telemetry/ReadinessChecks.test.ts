@@ -42,6 +42,18 @@ describe("ReadinessChecks", () => {
     }).pipe(Effect.scoped, Effect.provide(ReadinessChecks.layer())),
   )
 
+  it.effect("shows a passing check's note after ok, as a follower's checks say they follow", () =>
+    Effect.gen(function* () {
+      const checks = yield* ReadinessChecks
+      yield* checks.register("informers", Effect.succeed({ healthy: true, message: "following" }))
+      yield* checks.register("exporters", healthy)
+      assert.deepStrictEqual(yield* checks.readiness, {
+        ready: true,
+        checks: { exporters: "ok", informers: "ok (following)" },
+      })
+    }).pipe(Effect.scoped, Effect.provide(ReadinessChecks.layer())),
+  )
+
   it.effect("shows a reason that quotes a URL without its credentials or query values", () =>
     Effect.gen(function* () {
       const checks = yield* ReadinessChecks

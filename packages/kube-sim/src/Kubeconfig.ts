@@ -6,6 +6,8 @@ export interface KubeconfigEntry {
   readonly token: string
   readonly clusterName: string
   readonly namespace: string
+  /** Name of the kubeconfig user; `<cluster>-admin` unless given. */
+  readonly user?: string
 }
 
 /**
@@ -14,6 +16,7 @@ export interface KubeconfigEntry {
  */
 export const kubeconfigYaml = (entry: KubeconfigEntry): string => {
   const name = entry.clusterName
+  const user = entry.user ?? `${name}-admin`
   return [
     "apiVersion: v1",
     "kind: Config",
@@ -26,12 +29,12 @@ export const kubeconfigYaml = (entry: KubeconfigEntry): string => {
     "- context:",
     `    cluster: ${name}`,
     `    namespace: ${entry.namespace}`,
-    `    user: ${name}-admin`,
+    `    user: ${user}`,
     `  name: ${name}`,
     `current-context: ${name}`,
     "preferences: {}",
     "users:",
-    `- name: ${name}-admin`,
+    `- name: ${user}`,
     "  user:",
     `    token: ${entry.token}`,
     "",

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type AccessDenial, AccessRules } from "./api/AccessRules.ts"
+import { ApiClients } from "./api/ApiClients.ts"
 import { ApiServer } from "./api/ApiServer.ts"
 import type { JsonObject } from "./api/Json.ts"
 import type { DeletionPolicy } from "./api/ObjectWrites.ts"
@@ -19,6 +20,7 @@ import { DevicePluginDaemonSet } from "./cluster/DevicePluginDaemonSet.ts"
 import { nodeObject } from "./cluster/NodeObject.ts"
 import { frameLayout } from "./exec/ChannelProtocol.ts"
 import type { ExecLatency } from "./exec/ExecLatency.ts"
+import { ExecLog, type ExecSession } from "./exec/ExecLog.ts"
 import { PodExec } from "./exec/PodExec.ts"
 import { FaultPlan, type FaultRates, type ScriptedFault } from "./faults/FaultPlan.ts"
 import { writeKubeconfig } from "./Kubeconfig.ts"
@@ -56,6 +58,13 @@ export interface SimulatedClusterStats {
   readonly execs: number
   readonly execSessionsOpen: number
   readonly watchesOpen: number
+}
+
+/** A client of the cluster with a kubeconfig of its own: the API server tells its requests apart by its token. */
+export interface SimulatedClient {
+  readonly name: string
+  readonly kubeconfigPath: string
+  readonly token: string
 }
 
 /** Fault injection on a running cluster. */
@@ -111,6 +120,13 @@ export interface SimulatedCluster {
   setPodReady(nodeName: string, ready: boolean): void
   /** Changes the nvidia-smi run time from now on. */
   setExecLatency(latency: ExecLatency | number): void
+  /**
+   * Registers a client (e.g. one replica of a service) under its own bearer token and writes a kubeconfig
+   * for it; faults and access denials can then `match` it by name, and the exec log names it.
+   */
+  addClient(name: string): Promise<SimulatedClient>
+  /** Every exec session so far, oldest first: the client that opened it, the pod, the node, and when. */
+  execLog(): ReadonlyArray<ExecSession>
   readonly faults: FaultControl
   readonly access: AccessControl
   readonly churn: ChurnControl
@@ -186,13 +202,15 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     now,
     outputLayout: frameLayout,
   })
-  const exec = new PodExec(runtime)
+  const execLog = new ExecLog()
+  const exec = new PodExec(runtime, execLog, now)
+  const clients = new ApiClients(token)
   const openWatches = new OpenWatches()
   const watchRandom = root.fork("watch")
   const api = await ApiServer.listen(
     {
       store,
-      token,
+      clients,
       openWatches,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
       defaultWatchTimeoutSeconds: () => options.watchTimeoutSeconds ?? watchRandom.int(1800, 3600),
@@ -211,6 +229,15 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     kubeconfigPath = join(temporaryDirectory, "kubeconfig")
   }
   await writeKubeconfig(kubeconfigPath, { server: api.url, token, clusterName, namespace })
+  let clientDirectory: string | undefined
+  const addClient = async (name: string): Promise<SimulatedClient> => {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new RangeError(`client name "${name}" is not a DNS label`)
+    const clientToken = clients.add(name)
+    clientDirectory ??= await mkdtemp(join(tmpdir(), "gpu-sim-clients-"))
+    const path = join(clientDirectory, `kubeconfig-${name}`)
+    await writeKubeconfig(path, { server: api.url, token: clientToken, clusterName, namespace, user: name })
+    return { name, kubeconfigPath: path, token: clientToken }
+  }
 
   const churnRandom = root.fork("churn")
   const hostOf = (nodeName: string): SimulatedHost => {
@@ -312,6 +339,8 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     setExecLatency: (next) => {
       latency = latencyOf(next)
     },
+    addClient,
+    execLog: () => execLog.entries(),
     faults: {
       inject: (fault) => faults.inject(fault),
       setRates: (rates) => faults.setRates(rates),
@@ -347,6 +376,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       daemonSet.close()
       await api.close()
       if (temporaryDirectory !== undefined) await rm(temporaryDirectory, { recursive: true, force: true })
+      if (clientDirectory !== undefined) await rm(clientDirectory, { recursive: true, force: true })
     },
   }
 }

@@ -7,11 +7,13 @@ export type { DriverFailure } from "./catalog/SimulatedHost.ts"
 export type { ChurnRates } from "./cluster/Churn.ts"
 export type { PodTimings } from "./cluster/DevicePluginDaemonSet.ts"
 export type { ExecLatency } from "./exec/ExecLatency.ts"
+export type { ExecSession } from "./exec/ExecLog.ts"
 export type { FaultRates, ScriptedFault } from "./faults/FaultPlan.ts"
 export type {
   AccessControl,
   ChurnControl,
   FaultControl,
+  SimulatedClient,
   SimulatedCluster,
   SimulatedClusterStats,
   SimulatedGpuView,

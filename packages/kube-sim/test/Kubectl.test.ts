@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { CoordinationV1Api, KubeConfig, V1MicroTime } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
@@ -116,6 +117,41 @@ describe("kubectl against the simulated cluster", () => {
     const byName = new Map(list.items.map((item) => [item.metadata.name, item.spec.providerID ?? ""]))
     for (const node of cluster.nodeNames()) expect(byName.get(node)).toBe(cluster.node(node)?.providerId)
     expect([...byName.values()].some((providerId) => providerId.startsWith("aws:///"))).toBe(true)
+  })
+
+  it("get lease shows the holder, as a table and as YAML", async () => {
+    const config = new KubeConfig()
+    config.loadFromFile(cluster.kubeconfigPath)
+    await config.makeApiClient(CoordinationV1Api).createNamespacedLease({
+      namespace: "gpu-serials",
+      body: {
+        metadata: { name: "gpu-serials-leader" },
+        spec: {
+          holderIdentity: "gpu-serials-7d9f-abcde",
+          leaseDurationSeconds: 15,
+          acquireTime: new V1MicroTime("2026-01-02T03:04:05.123Z"),
+          renewTime: new V1MicroTime("2026-01-02T03:04:07.654Z"),
+          leaseTransitions: 3,
+        },
+      },
+    })
+    const table = await kubectl("get", "lease", "-n", "gpu-serials")
+    expect(table.code).toBe(0)
+    expect(table.stdout.split("\n")[0]).toMatch(/^NAME\s+HOLDER\s+AGE$/)
+    expect(table.stdout).toMatch(/gpu-serials-leader\s+gpu-serials-7d9f-abcde\s/)
+    const yaml = await kubectl("get", "lease", "-n", "gpu-serials", "gpu-serials-leader", "-o", "yaml")
+    expect(yaml.code).toBe(0)
+    expect(parse(yaml.stdout)).toMatchObject({
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "gpu-serials-leader", namespace: "gpu-serials" },
+      spec: {
+        holderIdentity: "gpu-serials-7d9f-abcde",
+        leaseDurationSeconds: 15,
+        leaseTransitions: 3,
+        acquireTime: "2026-01-02T03:04:05.123000Z",
+      },
+    })
   })
 
   it("label node adds a label that get then shows", async () => {

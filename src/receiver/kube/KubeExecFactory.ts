@@ -2,13 +2,36 @@ import { Context, Effect, Layer } from "effect"
 import type { ComponentFactory } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
+import type { ElectorFactory } from "../../pipeline/Leadership.ts"
 import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
+import { loadKubeConfig } from "./KubeConfigSource.ts"
 import { type KubeExecConfig, kubeExecSettings } from "./KubeExecConfig.ts"
 import { defaultTuning, type KubeExecReceiver, type KubeExecTuning, make } from "./KubeExecReceiver.ts"
+import * as LeaderElector from "./LeaderElector.ts"
+import * as LeaseLock from "./LeaseLock.ts"
 
 export type KubeExecFactory = ComponentFactory<"receiver", KubeExecConfig, KubeExecReceiver, ServiceMetrics> &
-  Configured<KubeExecConfig>
+  Configured<KubeExecConfig> & {
+    /** Leader election through a Lease in the cluster this receiver reads, with a Kubernetes client of its own. */
+    readonly elector: ElectorFactory<KubeExecConfig>
+  }
+
+/** The elector of the replicas reading one cluster: the Lease lives there, read through the receiver's kubeconfig. */
+const elector: ElectorFactory<KubeExecConfig> = (config, lease, settings) =>
+  Effect.gen(function* () {
+    const { config: kubeConfig, origin } = yield* loadKubeConfig(config.kubeconfig).pipe(
+      Effect.mapError((error) => new ComponentStartError({ component: settings.id, message: error.message })),
+    )
+    yield* Effect.logInfo("leader election starting").pipe(
+      Effect.annotateLogs({
+        lease: `${lease.leaseNamespace}/${lease.leaseName}`,
+        identity: lease.identity,
+        kubeconfig: origin,
+      }),
+    )
+    return yield* LeaderElector.make(LeaseLock.make(kubeConfig, lease.leaseNamespace, lease.leaseName), lease)
+  })
 
 /** The `kube_exec` receiver factory; its settings are those of `KubeExecConfig.ts`. */
 /** The receiver's config when nothing is set: the defaults of its settings. */
@@ -18,6 +41,7 @@ export const makeFactory = (tuning: KubeExecTuning = defaultTuning): KubeExecFac
   kind: "receiver",
   type: "kube_exec",
   ...configuredBy(kubeExecSettings),
+  elector,
   create: (config, settings) =>
     Effect.gen(function* () {
       const context = yield* Layer.build(

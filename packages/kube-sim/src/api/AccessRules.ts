@@ -3,6 +3,8 @@ import { type ApiError, forbidden } from "./ApiStatus.ts"
 
 /** Requests a denial applies to; every given field must match. */
 export interface AccessDenial {
+  /** The client denied (`cluster.addClient(name)`); every client when absent. */
+  readonly client?: string
   readonly verb?: string
   readonly resource?: string
   readonly subresource?: string
@@ -32,6 +34,7 @@ export class AccessRules {
   refusal(facts: ApiRequestFacts): ApiError | undefined {
     const denied = this.denials.some(
       (denial) =>
+        (denial.client === undefined || denial.client === facts.client) &&
         (denial.verb === undefined || denial.verb === facts.verb) &&
         (denial.resource === undefined || denial.resource === facts.resource) &&
         (denial.subresource === undefined || denial.subresource === facts.subresource) &&

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Duplex } from "node:stream"
+import type { ApiClients } from "./ApiClients.ts"
 import { ApiError, badRequest } from "./ApiStatus.ts"
 import { representationOf } from "./ContentNegotiation.ts"
 import { apiGroup, apiGroupList, apiResourceList, coreApiVersions, serverVersion } from "./Discovery.ts"
@@ -19,25 +20,39 @@ import { serveWatch } from "./WatchStream.ts"
 
 /** What the fault plan sees of a request before it is served. */
 export interface ApiRequestFacts {
+  /** The client that sent it, by its bearer token (`default` for the cluster's own kubeconfig). */
+  readonly client: string
   readonly verb: string
+  /** API group of the resource, empty for the core group. */
+  readonly group: string
   readonly resource: string
   readonly subresource: string
   readonly namespace: string
   readonly name: string
 }
 
-/** Decides, before serving, whether a request fails (injected 5xx or 429); undefined lets it through. */
-export type RequestGate = (facts: ApiRequestFacts) => ApiError | undefined
+/**
+ * Decides, before serving, whether a request fails (injected 5xx, 429, 409 or 403) or is held unanswered
+ * (`hang`) until its client gives up or the server closes; undefined lets it through.
+ */
+export type RequestGate = (facts: ApiRequestFacts) => ApiError | "hang" | undefined
 
 /** The `pods/exec` subresource: takes over an upgrade request once the pod is known to exist. */
 export interface ExecEndpoint {
-  accept(request: IncomingMessage, socket: Duplex, head: Buffer, pod: StoredObject, query: URLSearchParams): void
+  accept(
+    request: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    pod: StoredObject,
+    query: URLSearchParams,
+    client: string,
+  ): void
   close(): void
 }
 
 export interface ApiServerOptions {
   readonly store: ResourceStore
-  readonly token: string
+  readonly clients: ApiClients
   readonly openWatches: OpenWatches
   readonly bookmarkIntervalMs: number
   /** Server-side lifetime of a watch that did not ask for `timeoutSeconds`. */
@@ -82,6 +97,8 @@ export class ApiServer {
   private readonly server: Server
   private readonly options: ApiServerOptions
   private requestCount = 0
+  /** Requests and exec upgrades held unanswered by a `hang` fault, released when the server closes. */
+  private readonly held = new Set<Duplex>()
 
   private constructor(server: Server, options: ApiServerOptions) {
     this.server = server
@@ -113,6 +130,8 @@ export class ApiServer {
   async close(): Promise<void> {
     this.options.openWatches.drop()
     this.options.exec.close()
+    for (const socket of this.held) socket.destroy()
+    this.held.clear()
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     this.server.closeAllConnections()
     await closed
@@ -134,7 +153,7 @@ export class ApiServer {
       this.serveDiscovery(route, response)
       return
     }
-    this.authenticate(request)
+    const client = this.options.clients.identify(request.headers.authorization)
     if (route === undefined) throw new ApiError(404, "NotFound", "the server could not find the requested resource")
     if ("discovery" in route) {
       this.serveDiscovery(route, response)
@@ -143,12 +162,18 @@ export class ApiServer {
     const query = url.searchParams
     const verb = verbOf(request.method ?? "GET", route, query)
     const refusal = this.options.gate({
+      client,
       verb,
+      group: route.kind.group,
       resource: route.kind.resource,
       subresource: route.subresource,
       namespace: route.namespace,
       name: route.name,
     })
+    if (refusal === "hang") {
+      this.hold(request.socket)
+      return
+    }
     if (refusal !== undefined) throw refusal
     if (route.subresource === "exec") {
       const store = this.options.store
@@ -287,30 +312,32 @@ export class ApiServer {
       const route = routeOf(url.pathname)
       if (route === undefined || "discovery" in route || route.subresource !== "exec")
         throw new ApiError(404, "NotFound", "the server could not find the requested resource")
-      this.authenticate(request)
+      const client = this.options.clients.identify(request.headers.authorization)
       const refusal = this.options.gate({
+        client,
         verb: "create",
+        group: route.kind.group,
         resource: route.kind.resource,
         subresource: route.subresource,
         namespace: route.namespace,
         name: route.name,
       })
+      if (refusal === "hang") {
+        this.hold(socket)
+        return
+      }
       if (refusal !== undefined) throw refusal
       const pod = this.options.store.require(route.kind, route.namespace, route.name)
-      this.options.exec.accept(request, socket, head, pod, url.searchParams)
+      this.options.exec.accept(request, socket, head, pod, url.searchParams, client)
     } catch (error) {
       rejectUpgrade(socket, error instanceof ApiError ? error : internalError(error))
     }
   }
 
-  /**
-   * Plain-HTTP serving, like the API server's old local insecure port: kubectl does not send bearer
-   * tokens over http, so a request without credentials is served; one with wrong credentials is 401.
-   */
-  private authenticate(request: IncomingMessage): void {
-    const header = request.headers.authorization
-    if (header !== undefined && header !== `Bearer ${this.options.token}`)
-      throw new ApiError(401, "Unauthorized", "Unauthorized")
+  /** Leaves a request unanswered: only the client closing its connection, or the server closing, ends it. */
+  private hold(socket: Duplex): void {
+    this.held.add(socket)
+    socket.once("close", () => this.held.delete(socket))
   }
 
   private serveDiscovery(route: DiscoveryRoute, response: ServerResponse): void {

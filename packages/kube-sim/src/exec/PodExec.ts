@@ -18,6 +18,7 @@ import {
   runtimeFailureStatus,
   successStatus,
 } from "./ChannelProtocol.ts"
+import type { ExecLog } from "./ExecLog.ts"
 
 interface Streams {
   readonly stdout: boolean
@@ -32,6 +33,8 @@ interface Streams {
  */
 export class PodExec implements ExecEndpoint {
   private readonly runtime: ContainerRuntime
+  private readonly log: ExecLog
+  private readonly now: () => Date
   private readonly server = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -39,15 +42,24 @@ export class PodExec implements ExecEndpoint {
   })
   private readonly sessions = new Set<WebSocket>()
 
-  constructor(runtime: ContainerRuntime) {
+  constructor(runtime: ContainerRuntime, log: ExecLog, now: () => Date) {
     this.runtime = runtime
+    this.log = log
+    this.now = now
   }
 
   get openSessions(): number {
     return this.sessions.size
   }
 
-  accept(request: IncomingMessage, socket: Duplex, head: Buffer, pod: StoredObject, query: URLSearchParams): void {
+  accept(
+    request: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    pod: StoredObject,
+    query: URLSearchParams,
+    client: string,
+  ): void {
     const container = containerOf(pod, query.get("container") ?? "")
     const argv = query.getAll("command")
     if (argv.length === 0) throw badRequest("you must specify at least 1 command")
@@ -65,9 +77,11 @@ export class PodExec implements ExecEndpoint {
       stderr: isTrue(query.get("stderr")),
       tty: isTrue(query.get("tty")),
     }
-    this.server.handleUpgrade(request, socket, head, (webSocket) =>
-      this.session(webSocket, protocol, { podName: pod.name, nodeName, container, argv }, streams),
-    )
+    this.server.handleUpgrade(request, socket, head, (webSocket) => {
+      const ended = this.log.open(client, pod.name, nodeName, this.now().getTime())
+      webSocket.once("close", () => ended(this.now().getTime()))
+      this.session(webSocket, protocol, { podName: pod.name, nodeName, container, argv }, streams)
+    })
   }
 
   close(): void {

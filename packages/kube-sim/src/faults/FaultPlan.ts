@@ -1,5 +1,5 @@
 import type { ApiRequestFacts } from "../api/ApiServer.ts"
-import { ApiError } from "../api/ApiStatus.ts"
+import { ApiError, conflict } from "../api/ApiStatus.ts"
 import type { SeededRandom } from "../catalog/SeededRandom.ts"
 
 /** Probabilities of each failure, drawn independently for every request, exec or open watch. */
@@ -34,6 +34,8 @@ export const noFaults: FaultRates = {
 
 /** Which API requests a scripted fault applies to; every given field must match. */
 export interface RequestMatch {
+  /** The client that sent the request (`cluster.addClient(name)`; `default` for the cluster's own kubeconfig). */
+  readonly client?: string
   readonly verb?: string
   readonly resource?: string
   readonly subresource?: string
@@ -55,6 +57,10 @@ export type ScriptedFault =
       readonly match?: RequestMatch
       readonly times?: number
     }
+  /** The request is held unanswered until its client gives up (its deadline) or the cluster closes. */
+  | { readonly kind: "hang"; readonly match?: RequestMatch; readonly times?: number }
+  /** The request is answered 409 Conflict, as a write whose resourceVersion lost a race. */
+  | { readonly kind: "conflict"; readonly match?: RequestMatch; readonly times?: number }
   | { readonly kind: "exec-hang"; readonly node?: string; readonly times?: number }
   | { readonly kind: "exec-exit"; readonly exitCode: number; readonly node?: string; readonly times?: number }
   | { readonly kind: "exec-truncate"; readonly node?: string; readonly times?: number }
@@ -107,13 +113,20 @@ export class FaultPlan {
     this.rates = { ...noFaults }
   }
 
-  /** Decides whether an API request fails before it is served. */
-  readonly gate = (facts: ApiRequestFacts): ApiError | undefined => {
+  /** Decides whether an API request fails, or hangs, before it is served. */
+  readonly gate = (facts: ApiRequestFacts): ApiError | "hang" | undefined => {
     const scripted = this.take(
-      (fault) => (fault.kind === "server-error" || fault.kind === "throttle") && matches(fault.match, facts),
+      (fault) =>
+        (fault.kind === "server-error" ||
+          fault.kind === "throttle" ||
+          fault.kind === "hang" ||
+          fault.kind === "conflict") &&
+        matches(fault.match, facts),
     )
     if (scripted?.kind === "server-error") return serverError(scripted.status ?? 500)
     if (scripted?.kind === "throttle") return throttled(scripted.retryAfterSeconds ?? this.rates.retryAfterSeconds)
+    if (scripted?.kind === "hang") return "hang"
+    if (scripted?.kind === "conflict") return conflict(facts.resource, facts.group, facts.name)
     if (facts.verb === "watch" && facts.subresource === "") {
       if (this.random.chance(this.rates.serverError)) return serverError(503)
       return undefined
@@ -165,7 +178,8 @@ export class FaultPlan {
 
 const matches = (match: RequestMatch | undefined, facts: ApiRequestFacts): boolean =>
   match === undefined ||
-  ((match.verb === undefined || match.verb === facts.verb) &&
+  ((match.client === undefined || match.client === facts.client) &&
+    (match.verb === undefined || match.verb === facts.verb) &&
     (match.resource === undefined || match.resource === facts.resource) &&
     (match.subresource === undefined || match.subresource === facts.subresource) &&
     (match.namespace === undefined || match.namespace === facts.namespace) &&

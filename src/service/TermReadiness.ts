@@ -1,0 +1,61 @@
+import { Effect, Ref, type Scope } from "effect"
+import type { Health } from "../component/Component.ts"
+import { ReadinessChecks } from "../telemetry/ReadinessChecks.ts"
+
+/** The readiness checks that belong to a leadership term: the receiver's and the processor's. */
+export const termCheckNames = ["informers", "readings", "inventory"] as const
+export type TermCheckName = (typeof termCheckNames)[number]
+
+/** What a replica is doing: starting its first term, following, or leading with the term's checks. */
+type TermPhase =
+  | { readonly _tag: "Starting" }
+  | { readonly _tag: "Following" }
+  | { readonly _tag: "Leading"; readonly checks: Map<TermCheckName, Effect.Effect<Health>> }
+
+const following: Health = { healthy: true, message: "following" }
+const notStarted: Health = { healthy: false, message: "not started" }
+
+/**
+ * The term checks, registered once for the whole run: while leading each asks the component of the
+ * current term; while following each passes as `following` (a follower is ready: it serves probes and
+ * metrics and waits for the lease); before a term's component exists it is `not started`.
+ */
+export interface TermReadiness {
+  /** A new term begins: its checks are `not started` until its components add them. */
+  readonly lead: Effect.Effect<void>
+  readonly add: (name: TermCheckName, check: Effect.Effect<Health>) => Effect.Effect<void>
+  /** The term ended: the checks pass as `following`. */
+  readonly follow: Effect.Effect<void>
+}
+
+export const make = (
+  initially: "starting" | "following",
+): Effect.Effect<TermReadiness, never, ReadinessChecks | Scope.Scope> =>
+  Effect.gen(function* () {
+    const readiness = yield* ReadinessChecks
+    const phase = yield* Ref.make<TermPhase>(initially === "starting" ? { _tag: "Starting" } : { _tag: "Following" })
+    for (const name of termCheckNames) {
+      yield* readiness.register(
+        name,
+        Ref.get(phase).pipe(
+          Effect.flatMap((current) => {
+            if (current._tag === "Following") return Effect.succeed(following)
+            if (current._tag === "Starting") return Effect.succeed(notStarted)
+            return current.checks.get(name) ?? Effect.succeed(notStarted)
+          }),
+        ),
+      )
+    }
+    return {
+      lead: Ref.set(phase, { _tag: "Leading", checks: new Map() }),
+      add: (name, check) =>
+        Ref.update(
+          phase,
+          (current): TermPhase =>
+            current._tag === "Leading"
+              ? { _tag: "Leading", checks: new Map(current.checks).set(name, check) }
+              : current,
+        ),
+      follow: Ref.set(phase, { _tag: "Following" }),
+    }
+  })
