@@ -8,6 +8,7 @@ import { ExporterFanout } from "../exporter/ExporterFanout.ts"
 import type { ConfiguredExporter } from "../pipeline/ComponentRegistry.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
+import { InventoryFeed } from "../processor/inventory/InventoryFeed.ts"
 import { InventoryStores } from "../processor/inventory/InventoryStore.ts"
 import { HealthServer } from "../telemetry/HealthServer.ts"
 import * as OtelServiceMetrics from "../telemetry/OtelServiceMetrics.ts"
@@ -115,10 +116,16 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
     exporters: options.exporters,
     clusterName: config.clusterName,
   })
+  // The processor publishes its changes here; the receiver mirrors them (the node labeller).
+  const feed = yield* InventoryFeed.make
   const processorFactory = yield* factoryOf("processor", components.processors, processorConfig)
   const processor = yield* processorFactory
     .create(processorConfig.config, { id: processorConfig.id, ...settings })
-    .pipe(Effect.provideService(EventConsumer, consumer), Effect.provideService(InventoryStores, stores))
+    .pipe(
+      Effect.provideService(EventConsumer, consumer),
+      Effect.provideService(InventoryStores, stores),
+      Effect.provideService(InventoryFeed, feed),
+    )
   yield* readiness.register("inventory", processor.health)
 
   const observe = (observation: NodeObservation): Effect.Effect<void> =>
@@ -134,6 +141,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
     .pipe(
       Effect.provideService(EventConsumer, consumer),
       Effect.provideService(InventoryStores, stores),
+      Effect.provideService(InventoryFeed, feed),
       Scope.provide(receiverScope),
       Effect.onError(() => Scope.close(receiverScope, Exit.void)),
     )
