@@ -2,12 +2,18 @@ import { Context, Effect, Layer } from "effect"
 import type { ComponentFactory } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
+import type { InventoryFeed } from "../../processor/inventory/InventoryFeed.ts"
 import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
 import { type KubeExecConfig, kubeExecSettings } from "./KubeExecConfig.ts"
 import { defaultTuning, type KubeExecReceiver, type KubeExecTuning, make } from "./KubeExecReceiver.ts"
 
-export type KubeExecFactory = ComponentFactory<"receiver", KubeExecConfig, KubeExecReceiver, ServiceMetrics> &
+export type KubeExecFactory = ComponentFactory<
+  "receiver",
+  KubeExecConfig,
+  KubeExecReceiver,
+  ServiceMetrics | InventoryFeed
+> &
   Configured<KubeExecConfig>
 
 /** The `kube_exec` receiver factory; its settings are those of `KubeExecConfig.ts`. */
@@ -37,13 +43,9 @@ export const makeFactory = (tuning: KubeExecTuning = defaultTuning): KubeExecFac
           namespace: config.namespace,
           labelSelector: config.labelSelector,
           workers: config.workers,
+          nodeLabels: config.nodeLabels.enabled ? config.nodeLabels.prefix : "off",
         }),
       )
-      if (config.nodeLabels.enabled) {
-        yield* Effect.logInfo("node labels are not written by this version").pipe(
-          Effect.annotateLogs({ setting: "LABELS_ENABLED" }),
-        )
-      }
       return yield* make(config, tuning).pipe(Effect.provideService(KubeApi, api))
     }),
 })
