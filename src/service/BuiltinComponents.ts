@@ -16,6 +16,7 @@ import { factory as inventoryFactory } from "../processor/inventory/InventoryPro
 import type { StoreFactory } from "../processor/inventory/InventoryStore.ts"
 import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
 import { factory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
+import * as NodeLabelsInventoryStore from "../receiver/kube/NodeLabelsInventoryStore.ts"
 import type { PipelineServices } from "./PipelineServices.ts"
 
 /** A receiver type of this build: it makes observations for the pipeline's processor. */
@@ -52,7 +53,12 @@ export const builtinComponents: Distribution = {
     HttpExporter.factory,
     PostgresExporter.factory,
   ],
-  stores: [MemoryInventoryStore.storeFactory, NatsKvInventoryStore.storeFactory, PostgresInventoryStore.storeFactory],
+  stores: [
+    MemoryInventoryStore.storeFactory,
+    NodeLabelsInventoryStore.storeFactory,
+    NatsKvInventoryStore.storeFactory,
+    PostgresInventoryStore.storeFactory,
+  ],
 }
 
 /** The registry of the built-in factories. */

@@ -114,6 +114,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
   const stores = storeHost({
     stores: components.stores,
     exporters: options.exporters,
+    receivers: config.receivers,
     clusterName: config.clusterName,
   })
   // The processor publishes its changes here; the receiver mirrors them (the node labeller).
