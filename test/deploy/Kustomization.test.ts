@@ -12,14 +12,25 @@ interface Manifest {
   readonly spec?: unknown
 }
 
-const rendered = (): ReadonlyArray<Manifest> => {
-  const run = spawnSync("kubectl", ["kustomize", "deploy/base"], {
+const rendered = (directory = "deploy/base"): ReadonlyArray<Manifest> => {
+  const run = spawnSync("kubectl", ["kustomize", directory], {
     cwd: repositoryRoot,
     encoding: "utf8",
     timeout: 20_000,
   })
   if (run.status !== 0) throw new Error(`kubectl kustomize failed: ${run.stderr}`)
   return parseAllDocuments(run.stdout).map((document) => document.toJS() as Manifest)
+}
+
+interface Container {
+  readonly env?: ReadonlyArray<{ readonly name: string; readonly value?: string }>
+}
+
+/** The environment of a deployment's first container, by variable name. */
+const environmentOf = (deployment: Manifest | undefined): Readonly<Record<string, string | undefined>> => {
+  const spec = deployment?.spec as { template: { spec: { containers: ReadonlyArray<Container> } } } | undefined
+  const env = spec?.template.spec.containers[0]?.env ?? []
+  return Object.fromEntries(env.map((variable) => [variable.name, variable.value]))
 }
 
 describe("deploy/base", () => {
@@ -38,6 +49,10 @@ describe("deploy/base", () => {
     ])
     const everyVerb = manifests.flatMap((manifest) => manifest.rules ?? []).flatMap((rule) => rule.verbs)
     expect(everyVerb).not.toContain("*")
+  })
+
+  it("leaves node labels off", () => {
+    expect(environmentOf(find("Deployment")[0]).LABELS_ENABLED).toBe("false")
   })
 
   it("runs one replica with probes on /healthz and /readyz", () => {
@@ -75,5 +90,37 @@ describe("deploy/base", () => {
     const parsed = parseGoDuration(shutdownTimeout ?? "")
     if (Result.isFailure(parsed)) throw new Error(`SHUTDOWN_TIMEOUT is not a duration: ${shutdownTimeout}`)
     expect(parsed.success + 5_000).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds * 1000)
+  })
+})
+
+describe("deploy/examples/node-labels: deploy/base with the node-labels component", () => {
+  const manifests = rendered("deploy/examples/node-labels")
+  const find = (kind: string) => manifests.filter((manifest) => manifest.kind === kind)
+
+  it("turns node labels on and adds patch on nodes, bound to the service account, and nothing else", () => {
+    expect(environmentOf(find("Deployment")[0]).LABELS_ENABLED).toBe("true")
+    const rules = find("ClusterRole").flatMap((clusterRole) => clusterRole.rules ?? [])
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
+        { apiGroups: [""], resources: ["nodes"], verbs: ["patch"] },
+      ]),
+    )
+    expect(rules).toHaveLength(2)
+    const binding = find("ClusterRoleBinding").find(
+      (candidate) => (candidate as { roleRef?: { name: string } }).roleRef?.name === "gpu-serials-node-labeller",
+    ) as { subjects?: ReadonlyArray<{ kind: string; name: string; namespace: string }> } | undefined
+    expect(binding?.subjects).toEqual([{ kind: "ServiceAccount", name: "gpu-serials", namespace: "gpu-serials" }])
+    const everyVerb = manifests.flatMap((manifest) => manifest.rules ?? []).flatMap((rule) => rule.verbs)
+    expect(everyVerb).not.toContain("*")
+    expect(everyVerb.filter((verb) => verb === "patch")).toHaveLength(1)
+  })
+
+  it("keeps the rest of deploy/base as it is", () => {
+    const base = rendered()
+    const names = (list: ReadonlyArray<Manifest>) =>
+      list.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`)
+    expect(names(manifests)).toEqual(expect.arrayContaining(names(base)))
+    expect(manifests.length).toBe(base.length + 2)
   })
 })
