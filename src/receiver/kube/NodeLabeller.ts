@@ -142,7 +142,14 @@ export const make = (
       if (failing.get(node) === error.kind) return
       failing.set(node, error.kind)
       yield* Effect.logWarning("node labels not written, retrying with backoff").pipe(
-        Effect.annotateLogs({ node, kind: error.kind, reason: error.message }),
+        Effect.annotateLogs({
+          node,
+          kind: error.kind,
+          reason: error.message,
+          ...(error.status === 403
+            ? { hint: "the service account needs patch on nodes (deploy/components/node-labels)" }
+            : {}),
+        }),
       )
     })
 

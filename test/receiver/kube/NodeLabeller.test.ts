@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SimulatedClusterOptions } from "@gpu-serials/kube-sim"
 import { Effect } from "effect"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
+import { upsert } from "../../../src/processor/inventory/InventoryChange.ts"
 import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
 import { InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
 import * as MemoryInventoryStore from "../../../src/processor/inventory/MemoryInventoryStore.ts"
@@ -224,6 +225,45 @@ describe("node labels against the simulated cluster", () => {
       assert.isAtLeast(warnings.length, 1)
       assert.isAtMost(warnings.length, 2)
       assert.deepStrictEqual(new Set(warnings.map((line) => line.kind)), new Set(["server-error"]))
+    }),
+  )
+
+  it.live("leaves out a value that cannot be a label, with one counted WARN, and writes the rest", () =>
+    Effect.gen(function* () {
+      const feed = yield* InventoryFeed.make
+      const harness = yield* startHarness({
+        feed,
+        cluster: { nodes: 1 },
+        config: { resyncMs: 0, nodeLabels: { enabled: true, prefix } },
+      })
+      yield* harness.receiver.ready
+      const node = harness.cluster.nodeNames()[0] as string
+      const time = new Date()
+      const gpu = {
+        uuid: "GPU-11111111-2222-3333-4444-555555555555",
+        node,
+        machine: "na",
+        pod: { namespace: "gpu-operator", name: "nvidia-device-plugin-daemonset-x" },
+        gpu: { index: 0, uuid: "GPU-11111111-2222-3333-4444-555555555555", serial: "serial with spaces" },
+        serialShared: false,
+        firstSeen: time,
+        lastSeen: time,
+        lastReported: time,
+      }
+      yield* feed.publish([upsert(gpu)])
+      const labelled = yield* eventuallyLabels(
+        harness,
+        "the UUID label",
+        (labels) => labels.get(node)?.[`${prefix}/gpu-0-uuid`] === gpu.uuid,
+      )
+      assert.isUndefined(labelled.get(node)?.[`${prefix}/gpu-0`])
+      assert.strictEqual(labelled.get(node)?.[`${prefix}/gpu-count`], "1")
+      assert.deepStrictEqual(harness.metrics.nodeLabelValuesSkipped, ["serial"])
+      const warnings = harness
+        .logEvents()
+        .filter((line) => line.msg?.toString().startsWith("node label values left out"))
+      assert.strictEqual(warnings.length, 1)
+      assert.isTrue(harness.labelPatches.every((patch) => !Object.values(patch.labels).includes("serial with spaces")))
     }),
   )
 
