@@ -56,8 +56,8 @@ const allGpus = (sim: SimulatedCluster): number =>
 const labelledForKubectl = async (sim: SimulatedCluster): Promise<boolean> => {
   const rows = await kubectlNodeColumns(sim)
   return sim.nodeNames().every((name) => {
-    const row = rows.find((columns) => columns[0] === name)
-    return row !== undefined && row.includes(sim.node(name)?.gpus[0]?.serial ?? "-")
+    const serial = sim.node(name)?.gpus[0]?.serial
+    return serial !== undefined && rows.some((columns) => columns[0] === name && columns.includes(serial))
   })
 }
 
