@@ -3,6 +3,7 @@ import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts
 import { parseGoDuration } from "../config/GoDuration.ts"
 import { valueAt } from "../config/ResolveSettings.ts"
 import { removalGraceSetting } from "../processor/inventory/InventoryConfig.ts"
+import type { KubeExecConfig } from "../receiver/kube/KubeExecConfig.ts"
 import type { LoadedServiceConfig } from "../service/PipelineConfig.ts"
 import { freePort } from "../telemetry/FreePort.ts"
 import { CliIo } from "./CliIo.ts"
@@ -23,7 +24,7 @@ stdout as they arrive, logs and a progress line every 5 seconds on stderr, then 
 default fleet of 8 nodes has GB200 NVL72 trays (serials shared per module, one chassis), H100 HGX,
 a MIG A100, a T4 VM, a bare-metal RTX 4090 workstation without providerID or serial, and a node
 whose driver is broken. The kubeconfig path is printed, so kubectl can look at the cluster while
-the demo runs. The health server listens on 127.0.0.1 and a free port unless
+the demo runs, and the kubectl command that shows the node labels with GPU serials. The health server listens on 127.0.0.1 and a free port unless
 --server-address/SERVER_ADDRESS or --server-port/SERVER_PORT say otherwise. The removal grace is
 10s, so GPUs of nodes that leave are removed while the demo runs, unless --removal-grace or
 REMOVAL_GRACE says otherwise. With the http exporter in the pipeline (--exporter stdout,http),
@@ -84,6 +85,15 @@ const demoConfig = (options: {
   },
   service: { telemetry: { metrics: { address: "127.0.0.1", port: options.port } } },
 })
+
+/** The kubectl command that shows the node labels the service writes, when it writes them. */
+const nodeLabelsCommand = (loaded: LoadedServiceConfig, kubeconfigPath: string): string | undefined => {
+  const receiver = loaded.config.receivers.find((candidate) => candidate.type === "kube_exec")
+  // The config the kube_exec receiver's own settings built.
+  const labels = (receiver?.config as KubeExecConfig | undefined)?.nodeLabels
+  if (labels === undefined || !labels.enabled) return undefined
+  return `kubectl --kubeconfig ${kubeconfigPath} get nodes -L ${labels.prefix}/gpu-0,${labels.prefix}/chassis`
+}
 
 /** Whether the pipeline's http exporter sends to the demo's receiver. */
 const sendsTo = (loaded: LoadedServiceConfig, endpoint: string): boolean =>
@@ -230,6 +240,8 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
       }).pipe(Effect.result)
       if (Result.isFailure(loaded)) return yield* reportInvalidConfig(loaded.failure)
       const demo = loaded.success
+      const labelsCommand = nodeLabelsCommand(demo, cluster.kubeconfigPath)
+      if (labelsCommand !== undefined) yield* io.stderr(`node labels with GPU serials:\n  ${labelsCommand}\n`)
       const tally = new DemoTally()
       const started = yield* Clock.currentTimeMillis
       const elapsedSeconds = Clock.currentTimeMillis.pipe(Effect.map((now) => (now - started) / 1000))

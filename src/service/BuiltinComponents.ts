@@ -17,6 +17,7 @@ import { factory as inventoryFactory } from "../processor/inventory/InventoryPro
 import type { StoreFactory } from "../processor/inventory/InventoryStore.ts"
 import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
 import { factory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
+import * as NodeLabelsInventoryStore from "../receiver/kube/NodeLabelsInventoryStore.ts"
 import type { PipelineServices } from "./PipelineServices.ts"
 
 /**
@@ -60,7 +61,12 @@ export const builtinComponents: Distribution = {
     HttpExporter.factory,
     PostgresExporter.factory,
   ],
-  stores: [MemoryInventoryStore.storeFactory, NatsKvInventoryStore.storeFactory, PostgresInventoryStore.storeFactory],
+  stores: [
+    MemoryInventoryStore.storeFactory,
+    NodeLabelsInventoryStore.storeFactory,
+    NatsKvInventoryStore.storeFactory,
+    PostgresInventoryStore.storeFactory,
+  ],
 }
 
 /** The registry of the built-in factories. */

@@ -10,6 +10,7 @@ import type { ConfiguredExporter } from "../pipeline/ComponentRegistry.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
 import type { Elector, LeaseSettings } from "../pipeline/Leadership.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
+import { InventoryFeed } from "../processor/inventory/InventoryFeed.ts"
 import { InventoryStores } from "../processor/inventory/InventoryStore.ts"
 import { HealthServer } from "../telemetry/HealthServer.ts"
 import * as OtelServiceMetrics from "../telemetry/OtelServiceMetrics.ts"
@@ -116,6 +117,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
   const stores = storeHost({
     stores: components.stores,
     exporters: options.exporters,
+    receivers: config.receivers,
     clusterName: config.clusterName,
   })
   const processorFactory = yield* factoryOf("processor", components.processors, processorConfig)
@@ -157,9 +159,15 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
    */
   const startTerm = Effect.fnUntraced(function* () {
     yield* termChecks.lead
+    // The term's processor publishes its changes here; its receiver mirrors them (the node labeller).
+    const feed = yield* InventoryFeed.make
     const processor = yield* processorFactory
       .create(processorConfig.config, { id: processorConfig.id, ...settings })
-      .pipe(Effect.provideService(EventConsumer, consumer), Effect.provideService(InventoryStores, stores))
+      .pipe(
+        Effect.provideService(EventConsumer, consumer),
+        Effect.provideService(InventoryStores, stores),
+        Effect.provideService(InventoryFeed, feed),
+      )
     yield* termChecks.add("inventory", processor.health)
 
     const observe = (observation: NodeObservation): Effect.Effect<void> =>
@@ -174,6 +182,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
       .pipe(
         Effect.provideService(EventConsumer, consumer),
         Effect.provideService(InventoryStores, stores),
+        Effect.provideService(InventoryFeed, feed),
         Scope.provide(receiverScope),
         Effect.onError(() => Scope.close(receiverScope, Exit.void)),
       )

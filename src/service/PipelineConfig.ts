@@ -26,7 +26,12 @@ const storeProblems = (resolved: ResolvedConfig): ReadonlyArray<ConfigProblem> =
     const path = `processors.${processor.id}.${setting.key}`
     const name = setting.type.fromFile(valueAt(resolved.file, path), true)
     if (Result.isFailure(name)) return []
-    const problem = storeProblem(name.success, builtinComponents.stores, resolved.config.exporters)
+    const problem = storeProblem(
+      name.success,
+      builtinComponents.stores,
+      resolved.config.exporters,
+      resolved.config.receivers,
+    )
     return problem === undefined ? [] : [{ key: resolved.origins[path]?.key ?? path, message: problem }]
   })
 

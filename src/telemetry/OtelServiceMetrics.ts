@@ -4,7 +4,13 @@ import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import type { ExporterStats } from "../pipeline/Exporter.ts"
 import { BoundedLabel } from "./BoundedLabel.ts"
 import { ServiceMeter, type ServiceMeterOptions, serviceName } from "./ServiceMeter.ts"
-import { type InventorySnapshot, type ReadingOutcome, ServiceMetrics } from "./ServiceMetrics.ts"
+import {
+  type InventorySnapshot,
+  type NodeLabelPatchResult,
+  type ReadingOutcome,
+  ServiceMetrics,
+  type SkippedNodeLabel,
+} from "./ServiceMetrics.ts"
 
 /** The instrument names, as Prometheus shows them (units in the name, `_total` on counters). */
 export const metricNames = {
@@ -28,7 +34,13 @@ export const metricNames = {
   leader: "gpu_serials_leader",
   leaderChanges: "gpu_serials_leader_changes_total",
   informerRestarts: "gpu_serials_informer_restarts_total",
+  nodeLabelPatches: "gpu_serials_node_label_patches_total",
+  nodeLabelValuesSkipped: "gpu_serials_node_label_values_skipped_total",
+  nodesToLabel: "gpu_serials_node_label_queue_depth",
 } as const
+
+const nodeLabelPatchResults: ReadonlyArray<NodeLabelPatchResult> = ["ok", "failed", "node-gone"]
+const skippedNodeLabels: ReadonlyArray<SkippedNodeLabel> = ["serial", "uuid", "chassis"]
 
 /** nvidia-smi runs from tens of milliseconds to the 30s exec deadline. */
 export const execDurationBuckets: ReadonlyArray<number> = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30]
@@ -43,6 +55,7 @@ const labelLimits = { errorKind: 64, exporter: 32, reason: 16, model: 64 } as co
 
 interface ObservedState {
   depth: () => number
+  nodesToLabel: () => number
   failingNodes: () => ReadonlyMap<string, number>
   inventory: () => InventorySnapshot
   exporters: Map<string, ExporterStats>
@@ -100,6 +113,14 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
       description: "Kubernetes informer restarts after an error, by resource.",
       valueType: ValueType.INT,
     })
+    const nodeLabelPatches = meter.createCounter(metricNames.nodeLabelPatches, {
+      description: "Patches of node labels, by result (ok, failed, node-gone).",
+      valueType: ValueType.INT,
+    })
+    const nodeLabelValuesSkipped = meter.createCounter(metricNames.nodeLabelValuesSkipped, {
+      description: "Values left out of node labels because they cannot be label values, by label.",
+      valueType: ValueType.INT,
+    })
 
     const exportRecordsSent = meter.createObservableCounter(metricNames.exportRecordsSent, {
       description: "Records written to the sink and acknowledged, by exporter.",
@@ -123,6 +144,10 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
     })
     const workQueueDepth = meter.createObservableGauge(metricNames.workQueueDepth, {
       description: "Keys waiting in the work queue.",
+      valueType: ValueType.INT,
+    })
+    const nodesToLabel = meter.createObservableGauge(metricNames.nodesToLabel, {
+      description: "Nodes waiting to have their labels written.",
       valueType: ValueType.INT,
     })
     const gpusKnown = meter.createObservableGauge(metricNames.gpusKnown, {
@@ -152,6 +177,7 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
 
     const state: ObservedState = {
       depth: () => 0,
+      nodesToLabel: () => 0,
       failingNodes: () => new Map(),
       inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
       exporters: new Map(),
@@ -172,6 +198,7 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
         observer.observe(exportQueuedRecords, nonNegative(stats.queued), attributes)
       }
       observer.observe(workQueueDepth, nonNegative(state.depth()))
+      observer.observe(nodesToLabel, nonNegative(state.nodesToLabel()))
       const inventory = state.inventory()
       observer.observe(gpusKnown, nonNegative(inventory.gpus))
       observer.observe(nodesKnown, nonNegative(inventory.nodes))
@@ -200,6 +227,7 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
       exportRecordsDropped,
       exportQueuedRecords,
       workQueueDepth,
+      nodesToLabel,
       gpusKnown,
       nodesKnown,
       nodesFailing,
@@ -216,6 +244,8 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
     for (const kind of inventoryEventKinds) inventoryEvents.add(0, { kind })
     for (const resource of ["pods", "nodes"]) informerRestarts.add(0, { resource })
     for (const leading of ["true", "false"]) leaderChanges.add(0, { leading })
+    for (const result of nodeLabelPatchResults) nodeLabelPatches.add(0, { result })
+    for (const label of skippedNodeLabels) nodeLabelValuesSkipped.add(0, { label })
 
     const readingAttributes = (outcome: ReadingOutcome): Attributes =>
       outcome.result === "ok"
@@ -247,6 +277,12 @@ export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.eff
       observeWorkQueueDepth: (depth) =>
         Effect.sync(() => {
           state.depth = depth
+        }),
+      nodeLabelPatched: (result) => Effect.sync(() => nodeLabelPatches.add(1, { result })),
+      nodeLabelValueSkipped: (label) => Effect.sync(() => nodeLabelValuesSkipped.add(1, { label })),
+      observeNodesToLabel: (waiting) =>
+        Effect.sync(() => {
+          state.nodesToLabel = waiting
         }),
       observeFailingNodes: (byKind) =>
         Effect.sync(() => {

@@ -8,6 +8,12 @@ export interface ReadingOutcome {
   readonly errorKind?: string
 }
 
+/** How one node label patch ended: written, failed (retried later), or the node was gone (forgotten). */
+export type NodeLabelPatchResult = "ok" | "failed" | "node-gone"
+
+/** Which node label a skipped value was meant for. */
+export type SkippedNodeLabel = "serial" | "uuid" | "chassis"
+
 /** What the inventory knows now, read by gauges when metrics are collected. */
 export interface InventorySnapshot {
   readonly gpus: number
@@ -35,6 +41,12 @@ export class ServiceMetrics extends Context.Service<
     readonly leaderChanged: (leading: boolean) => Effect.Effect<void>
     /** Registers the source of the work-queue depth gauge (read when metrics are collected). */
     readonly observeWorkQueueDepth: (depth: () => number) => Effect.Effect<void>
+    /** One patch of a node's labels and how it ended. */
+    readonly nodeLabelPatched: (result: NodeLabelPatchResult) => Effect.Effect<void>
+    /** A value left out of a node's labels because it cannot be a label value. */
+    readonly nodeLabelValueSkipped: (label: SkippedNodeLabel) => Effect.Effect<void>
+    /** Registers the source of the gauge of nodes waiting to be labelled. */
+    readonly observeNodesToLabel: (waiting: () => number) => Effect.Effect<void>
     /** Registers the source of the failing-nodes gauge: nodes whose last reading failed, by error kind. */
     readonly observeFailingNodes: (byKind: () => ReadonlyMap<string, number>) => Effect.Effect<void>
     /** Registers the source of the GPUs/nodes known gauges. */

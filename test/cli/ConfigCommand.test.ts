@@ -35,13 +35,26 @@ describe("gpu-serials config", () => {
     const refused = gpuSerials(["config", "validate"], { env: { CLUSTER_NAME: "c", INVENTORY_STORE: "nats" } })
     expect(refused.status).toBe(2)
     expect(refused.stderr).toContain(
-      'INVENTORY_STORE: inventory store "nats" is neither memory nor an exporter of the pipeline that keeps a store (types: nats, postgres)',
+      'INVENTORY_STORE: inventory store "nats" is neither memory, node-labels nor an exporter of the pipeline that keeps a store (types: nats, postgres)',
     )
     const kept = gpuSerials(["config", "validate", "--exporter", "stdout,nats"], {
       env: { CLUSTER_NAME: "c", INVENTORY_STORE: "nats" },
     })
     expect(kept.stderr).toBe("")
     expect(kept.status).toBe(0)
+  })
+
+  it("refuses the node-labels store while node labels are disabled, naming the store's key", () => {
+    const refused = gpuSerials(["config", "validate"], {
+      env: { CLUSTER_NAME: "c", INVENTORY_STORE: "node-labels", LABELS_ENABLED: "false" },
+    })
+    expect(refused.status).toBe(2)
+    expect(refused.stderr).toContain(
+      'INVENTORY_STORE: inventory store "node-labels" is written by the node labeller: it needs node labels enabled (LABELS_ENABLED)',
+    )
+    const enabled = gpuSerials(["config", "validate"], { env: { CLUSTER_NAME: "c", INVENTORY_STORE: "node-labels" } })
+    expect(enabled.stderr).toBe("")
+    expect(enabled.status).toBe(0)
   })
 
   it("loads a third-party exporter named by module and reports its section's problems under its key", () => {

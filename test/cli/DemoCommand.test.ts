@@ -59,6 +59,9 @@ describe("gpu-serials demo", () => {
   it("keeps its health server on the loopback interface and honours the user's removal grace", () => {
     const run = gpuSerials(["demo", "--duration", "2s", "--nodes", "2", "--removal-grace", "1m"])
     expect(run.status).toBe(0)
+    expect(run.stderr).toMatch(
+      /node labels with GPU serials:\n {2}kubectl --kubeconfig \S+ get nodes -L gpu-serials\.dev\/gpu-0,gpu-serials\.dev\/chassis\n/,
+    )
     const listening = jsonLines(
       run.stderr
         .split("\n")

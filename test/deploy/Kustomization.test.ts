@@ -27,6 +27,21 @@ const rendered = (overlay = "deploy/base"): ReadonlyArray<Manifest> => {
   return parseAllDocuments(run.stdout).map((document) => document.toJS() as Manifest)
 }
 
+interface Container {
+  readonly env?: ReadonlyArray<{
+    readonly name: string
+    readonly value?: string
+    readonly valueFrom?: { readonly fieldRef?: { readonly fieldPath: string } }
+  }>
+}
+
+/** The environment of a deployment's first container, by variable name. */
+const environmentOf = (deployment: Manifest | undefined): Readonly<Record<string, string | undefined>> => {
+  const spec = deployment?.spec as { template: { spec: { containers: ReadonlyArray<Container> } } } | undefined
+  const env = spec?.template.spec.containers[0]?.env ?? []
+  return Object.fromEntries(env.map((variable) => [variable.name, variable.value]))
+}
+
 describe("deploy/base", () => {
   const manifests = rendered()
   const find = (kind: string) => manifests.filter((manifest) => manifest.kind === kind)
@@ -43,6 +58,10 @@ describe("deploy/base", () => {
     ])
     const everyVerb = manifests.flatMap((manifest) => manifest.rules ?? []).flatMap((rule) => rule.verbs)
     expect(everyVerb).not.toContain("*")
+  })
+
+  it("leaves node labels off", () => {
+    expect(environmentOf(find("Deployment")[0]).LABELS_ENABLED).toBe("false")
   })
 
   it("runs one replica with probes on /healthz and /readyz", () => {
@@ -82,14 +101,6 @@ describe("deploy/base", () => {
     expect(parsed.success + 5_000).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds * 1000)
   })
 })
-
-interface Container {
-  readonly env: ReadonlyArray<{
-    readonly name: string
-    readonly value?: string
-    readonly valueFrom?: { readonly fieldRef?: { readonly fieldPath: string } }
-  }>
-}
 
 describe("deploy/ha", () => {
   const manifests = rendered("deploy/ha")
@@ -156,5 +167,37 @@ describe("deploy/ha", () => {
     expect(budgetSpec.minAvailable).toBe(1)
     for (const [key, value] of Object.entries(budgetSpec.selector.matchLabels))
       expect(spec.template.metadata.labels[key]).toBe(value)
+  })
+})
+
+describe("deploy/examples/node-labels: deploy/base with the node-labels component", () => {
+  const manifests = rendered("deploy/examples/node-labels")
+  const find = (kind: string) => manifests.filter((manifest) => manifest.kind === kind)
+
+  it("turns node labels on and adds patch on nodes, bound to the service account, and nothing else", () => {
+    expect(environmentOf(find("Deployment")[0]).LABELS_ENABLED).toBe("true")
+    const rules = find("ClusterRole").flatMap((clusterRole) => clusterRole.rules ?? [])
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
+        { apiGroups: [""], resources: ["nodes"], verbs: ["patch"] },
+      ]),
+    )
+    expect(rules).toHaveLength(2)
+    const binding = find("ClusterRoleBinding").find(
+      (candidate) => (candidate as { roleRef?: { name: string } }).roleRef?.name === "gpu-serials-node-labeller",
+    ) as { subjects?: ReadonlyArray<{ kind: string; name: string; namespace: string }> } | undefined
+    expect(binding?.subjects).toEqual([{ kind: "ServiceAccount", name: "gpu-serials", namespace: "gpu-serials" }])
+    const everyVerb = manifests.flatMap((manifest) => manifest.rules ?? []).flatMap((rule) => rule.verbs)
+    expect(everyVerb).not.toContain("*")
+    expect(everyVerb.filter((verb) => verb === "patch")).toHaveLength(1)
+  })
+
+  it("keeps the rest of deploy/base as it is", () => {
+    const base = rendered()
+    const names = (list: ReadonlyArray<Manifest>) =>
+      list.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`)
+    expect(names(manifests)).toEqual(expect.arrayContaining(names(base)))
+    expect(manifests.length).toBe(base.length + 2)
   })
 })

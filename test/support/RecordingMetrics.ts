@@ -1,5 +1,10 @@
 import { Effect, Layer } from "effect"
-import type { InventorySnapshot, ReadingOutcome } from "../../src/telemetry/ServiceMetrics.ts"
+import type {
+  InventorySnapshot,
+  NodeLabelPatchResult,
+  ReadingOutcome,
+  SkippedNodeLabel,
+} from "../../src/telemetry/ServiceMetrics.ts"
 import { ServiceMetrics } from "../../src/telemetry/ServiceMetrics.ts"
 
 /** What components recorded, for tests that check a component reports what it did. */
@@ -12,6 +17,9 @@ export interface RecordedMetrics {
   readonly events: Record<string, number>
   readonly leading: Array<boolean>
   readonly exportWrites: Array<{ readonly exporter: string; readonly ok: boolean }>
+  readonly nodeLabelPatches: Array<NodeLabelPatchResult>
+  readonly nodeLabelValuesSkipped: Array<SkippedNodeLabel>
+  nodesToLabel: () => number
   workQueueDepth: () => number
   failingNodes: () => ReadonlyMap<string, number>
   inventory: () => InventorySnapshot
@@ -30,6 +38,9 @@ export const recordingMetrics = (): {
     events: {},
     leading: [],
     exportWrites: [],
+    nodeLabelPatches: [],
+    nodeLabelValuesSkipped: [],
+    nodesToLabel: () => 0,
     workQueueDepth: () => 0,
     failingNodes: () => new Map(),
     inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
@@ -54,6 +65,12 @@ export const recordingMetrics = (): {
       observeWorkQueueDepth: (depth) =>
         record(() => {
           recorded.workQueueDepth = depth
+        }),
+      nodeLabelPatched: (result) => record(() => recorded.nodeLabelPatches.push(result)),
+      nodeLabelValueSkipped: (label) => record(() => recorded.nodeLabelValuesSkipped.push(label)),
+      observeNodesToLabel: (waiting) =>
+        record(() => {
+          recorded.nodesToLabel = waiting
         }),
       observeFailingNodes: (byKind) =>
         record(() => {

@@ -34,6 +34,10 @@ const recordSomeOfEach = Effect.gen(function* () {
   yield* metrics.inventoryEvents("moved", 0)
   yield* metrics.leaderChanged(true)
   yield* metrics.observeWorkQueueDepth(() => 7)
+  yield* metrics.nodeLabelPatched("ok")
+  yield* metrics.nodeLabelPatched("failed")
+  yield* metrics.nodeLabelValueSkipped("serial")
+  yield* metrics.observeNodesToLabel(() => 3)
   yield* metrics.observeFailingNodes(() => new Map([["driver-not-loaded", 1]]))
   yield* metrics.observeInventory(() => ({
     gpus: 12,
@@ -65,6 +69,7 @@ const seriesValue = (samples: ReadonlyArray<Sample>, name: string, labels: Reado
 /** Every label the service's own series may carry; none of them names a pod or a node. */
 const allowedLabels = new Set([
   "result",
+  "label",
   "error_kind",
   "exporter",
   "outcome",
@@ -128,6 +133,12 @@ describe("OtelServiceMetrics", () => {
       assert.strictEqual(seriesValue(samples, metricNames.leader), 1)
       assert.strictEqual(seriesValue(samples, metricNames.leaderChanges, { leading: "true" }), 1)
       assert.strictEqual(seriesValue(samples, metricNames.leaderChanges, { leading: "false" }), 0)
+      assert.strictEqual(seriesValue(samples, metricNames.nodeLabelPatches, { result: "ok" }), 1)
+      assert.strictEqual(seriesValue(samples, metricNames.nodeLabelPatches, { result: "failed" }), 1)
+      assert.strictEqual(seriesValue(samples, metricNames.nodeLabelPatches, { result: "node-gone" }), 0)
+      assert.strictEqual(seriesValue(samples, metricNames.nodeLabelValuesSkipped, { label: "serial" }), 1)
+      assert.strictEqual(seriesValue(samples, metricNames.nodeLabelValuesSkipped, { label: "chassis" }), 0)
+      assert.strictEqual(seriesValue(samples, metricNames.nodesToLabel), 3)
       assert.strictEqual(seriesValue(samples, metricNames.gpusKnown), 12)
       assert.strictEqual(seriesValue(samples, metricNames.nodesKnown), 2)
       assert.strictEqual(seriesValue(samples, metricNames.nodesFailing, { error_kind: "driver-not-loaded" }), 1)

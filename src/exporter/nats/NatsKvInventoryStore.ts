@@ -155,7 +155,7 @@ export const scoped = Effect.fnUntraced(function* (options: {
  */
 export const storeFactory: StoreFactory = {
   type: "nats",
-  keptByExporter: true,
+  keptBy: "exporter",
   create: (exporterConfig, settings) =>
     scoped({
       // The service passes the config the `nats` exporter's own settings built.

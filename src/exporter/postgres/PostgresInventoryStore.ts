@@ -173,7 +173,7 @@ export const scoped = (options: {
  */
 export const storeFactory: StoreFactory = {
   type: "postgres",
-  keptByExporter: true,
+  keptBy: "exporter",
   create: (exporterConfig, settings) =>
     // The service passes the config the `postgres` exporter's own settings built.
     scoped({ config: exporterConfig as PostgresExporterConfig, cluster: settings.clusterName }),

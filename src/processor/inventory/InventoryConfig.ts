@@ -10,8 +10,9 @@ export interface InventoryConfig {
   /** How long a gone node, pod or GPU is kept before its GPUs are removed. */
   readonly removalGraceMs: number
   /**
-   * Where the current location of every GPU is kept across restarts: `memory` (this process only), or the
-   * id of an exporter of the pipeline that keeps a store (`nats`: that exporter's KV bucket).
+   * Where the current location of every GPU is kept across restarts: `memory` (this process only),
+   * `node-labels` (the node labels the receiver writes), or the id of an exporter of the pipeline that
+   * keeps a store (`nats`: that exporter's KV bucket).
    */
   readonly store: string
 }
@@ -46,7 +47,8 @@ export const removalGraceSetting: Setting<number> = {
 /** The store named when none is configured. */
 export const memoryStoreName = "memory"
 
-const COMPONENT_ID = /^[a-z][a-z0-9_]*(\/[A-Za-z0-9_-]+)?$/
+/** A store name (`memory`, `node-labels`) or an exporter id (`nats`, `nats/archive`). */
+const STORE_NAME = /^[a-z][a-z0-9_-]*(\/[A-Za-z0-9_-]+)?$/
 
 export const storeSetting: Setting<string> = {
   key: "store",
@@ -57,9 +59,11 @@ export const storeSetting: Setting<string> = {
   secret: "none",
   label: "inventory store",
   description:
-    "Where GPU locations survive a restart: memory, or the id of a pipeline exporter that keeps a store (nats: its KV bucket; postgres: its current-state table).",
+    "Where GPU locations survive a restart: memory, node-labels (the node labels written, needs LABELS_ENABLED), or the id of a pipeline exporter that keeps a store (nats: its KV bucket; postgres: its current-state table).",
   check: (value) =>
-    COMPONENT_ID.test(value) ? undefined : "inventory store must be memory or the id of an exporter of the pipeline",
+    STORE_NAME.test(value)
+      ? undefined
+      : "inventory store must be memory, node-labels or the id of an exporter of the pipeline",
 }
 
 /** The processor's settings, in the order of the configuration reference. */

@@ -32,8 +32,9 @@ import {
   tick,
   transition,
 } from "./Inventory.ts"
-import { type InventoryChange, mergeChanges } from "./InventoryChange.ts"
+import { type InventoryChange, mergeChanges, upsert } from "./InventoryChange.ts"
 import { type InventoryConfig, inventorySettings, storeSetting } from "./InventoryConfig.ts"
+import { InventoryFeed } from "./InventoryFeed.ts"
 import type { InventoryParameters } from "./InventoryParameters.ts"
 import { type InventoryStore, InventoryStoreError, InventoryStores } from "./InventoryStore.ts"
 import type { KnownGpu } from "./KnownGpu.ts"
@@ -45,6 +46,8 @@ export interface InventoryProcessorOptions {
   /** Takes every batch of events, in order; must not wait for exporters (the exporter fan-out's `export`). */
   readonly sink: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
   readonly store: InventoryStore["Service"]
+  /** Where every change of the inventory is published as it happens (the GPUs loaded at start first); none unless given. */
+  readonly feed?: InventoryFeed["Service"]
   /** How often expired grace periods and due reports are looked for; 5 seconds unless given. */
   readonly tickInterval?: Duration.Input
   /** Deadline of one store call; 10 seconds unless given. */
@@ -102,6 +105,9 @@ export class InventoryProcessor extends Context.Service<
     const { settings, store } = options
     const metrics = yield* ServiceMetrics
     const storeTimeout = options.storeTimeout ?? Duration.seconds(10)
+    const feed = options.feed
+    const publish = (changes: ReadonlyArray<InventoryChange>): Effect.Effect<void> =>
+      feed === undefined ? Effect.void : feed.publish(changes)
     const tickInterval = options.tickInterval ?? Duration.seconds(5)
 
     const withDeadline = <A>(
@@ -136,6 +142,7 @@ export class InventoryProcessor extends Context.Service<
     const startedAt = new Date(yield* Clock.currentTimeMillis)
     const inventory = yield* SynchronizedRef.make<Inventory>(fromKnown(loaded, startedAt, settings))
     yield* metrics.observeInventory(() => inventorySnapshot(SynchronizedRef.getUnsafe(inventory)))
+    yield* publish(loaded.map(upsert))
     if (loaded.length > 0) {
       yield* Effect.logInfo("inventory loaded").pipe(Effect.annotateLogs({ store: store.kind, gpus: loaded.length }))
     }
@@ -217,6 +224,7 @@ export class InventoryProcessor extends Context.Service<
         }
       }
       if (step.changes.length > 0) {
+        yield* publish(step.changes)
         yield* Ref.update(pending, (waiting) => mergeChanges(waiting, step.changes))
         yield* Queue.offer(wake, true)
       }
@@ -261,13 +269,14 @@ export class InventoryProcessor extends Context.Service<
 
 /**
  * The `inventory` processor factory. Its `create` hands events to the `EventConsumer` (the exporter
- * fan-out's `export`) and opens the store its config names from the `InventoryStores` the service offers.
+ * fan-out's `export`), publishes its changes on the `InventoryFeed`, and opens the store its config names
+ * from the `InventoryStores` the service offers.
  */
 export const factory: ComponentFactory<
   "processor",
   InventoryConfig,
   InventoryProcessor["Service"],
-  ServiceMetrics | EventConsumer | InventoryStores
+  ServiceMetrics | EventConsumer | InventoryStores | InventoryFeed
 > & { readonly settings: ComponentSettings<InventoryConfig>; readonly storeSetting: Setting<string> } = {
   kind: "processor",
   type: "inventory",
@@ -276,6 +285,7 @@ export const factory: ComponentFactory<
   create: (config, settings) =>
     Effect.gen(function* () {
       const consumer = yield* EventConsumer
+      const feed = yield* InventoryFeed
       const store = yield* (yield* InventoryStores).named(config.store)
       return yield* InventoryProcessor.make({
         id: settings.id,
@@ -286,6 +296,7 @@ export const factory: ComponentFactory<
         },
         sink: consumer.export,
         store,
+        feed,
       })
     }),
 }

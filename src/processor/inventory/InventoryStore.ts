@@ -41,16 +41,24 @@ export class InventoryStore extends Context.Service<
 >()("gpu-serials/processor/inventory/InventoryStore") {}
 
 /**
- * A kind of store the inventory's `store` setting can name: `memory`, or one kept by an exporter type
- * (`nats`: the KV bucket of a `nats` exporter), named by that exporter's id in the pipeline.
+ * A kind of store the inventory's `store` setting can name: one that stands alone (`memory`), one kept by
+ * an exporter type (`nats`: the KV bucket of a `nats` exporter), named by that exporter's id in the
+ * pipeline, or one kept by the pipeline's receiver (`node-labels`, kept by a `kube_exec` receiver).
  */
 export interface StoreFactory {
-  /** `memory`, or the exporter type whose component keeps the store. */
+  /** The store's name (`memory`, `node-labels`), or for a store kept by an exporter, that exporter's type. */
   readonly type: string
-  /** Whether the store is named by the id of an exporter of `type`, whose config `create` then receives. */
-  readonly keptByExporter: boolean
+  /**
+   * Who keeps the store: nobody; an exporter of `type`, whose id names the store and whose config `create`
+   * receives; or the pipeline's receiver, of `receiverType`, whose config `create` receives.
+   */
+  readonly keptBy: "none" | "exporter" | "receiver"
+  /** For a store kept by the receiver: the receiver type that can keep it. */
+  readonly receiverType?: string
+  /** What keeps the keeper's config from keeping the store (a feature it needs turned off); nothing when it can. */
+  readonly keeperProblem?: (keeperConfig: unknown) => string | undefined
   create(
-    exporterConfig: unknown,
+    keeperConfig: unknown,
     settings: { readonly clusterName: string; readonly id: string },
   ): Effect.Effect<InventoryStore["Service"], ComponentStartError, Scope.Scope>
 }

@@ -41,6 +41,6 @@ export const layer: Layer.Layer<InventoryStore> = Layer.effect(
 /** The `memory` store: what one process learnt, gone with it. */
 export const storeFactory: StoreFactory = {
   type: memoryStoreName,
-  keptByExporter: false,
+  keptBy: "none",
   create: () => Effect.map(make(), (memory) => memory.store),
 }

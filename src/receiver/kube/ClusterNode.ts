@@ -1,5 +1,6 @@
 import { Option, Schema } from "effect"
 import type { NodeRef } from "../../domain/NodeObservation.ts"
+import { labelsUnderPrefix } from "./GpuNodeLabels.ts"
 
 const absentOr = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
@@ -15,7 +16,10 @@ const NodeFields = Schema.Struct({
 
 const decodeNode = Schema.decodeUnknownOption(NodeFields)
 
-/** What the node informer keeps of a node: its identity, nothing else (10,000 nodes stay small). */
+/**
+ * What the node informer keeps of a node: its identity and the labels under the node-label prefix,
+ * nothing else (10,000 nodes stay small).
+ */
 export interface ClusterNode {
   /** The node name, the cache key. */
   readonly key: string
@@ -25,6 +29,8 @@ export interface ClusterNode {
   readonly resourceVersion: string
   /** The NVIDIA driver branch GPU Feature Discovery labels the node with, when it does. */
   readonly driverBranch?: number
+  /** The node's labels under the node-label prefix, when the informer keeps them and there are any. */
+  readonly labels?: Readonly<Record<string, string>>
 }
 
 /** GPU Feature Discovery's label of the driver's major version, in its older and newer spelling. */
@@ -38,20 +44,25 @@ const driverBranchOf = (labels: Readonly<Record<string, string>> | null | undefi
   return undefined
 }
 
-/** Reads a node from a list or a watch event; `undefined` when the object is not a node. */
-export const clusterNodeOf = (object: unknown): ClusterNode | undefined => {
+/**
+ * Reads a node from a list or a watch event, keeping its labels under `labelPrefix` when one is given;
+ * `undefined` when the object is not a node.
+ */
+export const clusterNodeOf = (object: unknown, labelPrefix?: string): ClusterNode | undefined => {
   const decoded = decodeNode(object)
   if (Option.isNone(decoded)) {
     return undefined
   }
   const { metadata, spec } = decoded.value
   const driverBranch = driverBranchOf(metadata.labels)
+  const labels = labelPrefix === undefined ? {} : labelsUnderPrefix(labelPrefix, metadata.labels)
   return {
     key: metadata.name,
     uid: metadata.uid ?? "",
     providerId: spec?.providerID ?? "",
     resourceVersion: metadata.resourceVersion ?? "",
     ...(driverBranch === undefined ? {} : { driverBranch }),
+    ...(Object.keys(labels).length === 0 ? {} : { labels }),
   }
 }
 

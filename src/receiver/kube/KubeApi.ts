@@ -6,6 +6,8 @@ import {
   type KubeConfig,
   Observable,
   type ObservableMiddleware,
+  PatchStrategy,
+  setHeaderOptions,
   type V1Status,
   Watch,
 } from "@kubernetes/client-node"
@@ -15,6 +17,7 @@ import type WebSocket from "ws"
 import { openExecSocket } from "./ExecHandshake.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeConfigError, type KubeConfigOrigin, loadKubeConfig } from "./KubeConfigSource.ts"
+import type { NodeLabelPatch } from "./NodeLabelPatch.ts"
 import * as TokenBucket from "./TokenBucket.ts"
 
 /** One page of a list call. */
@@ -83,7 +86,8 @@ export const defaultExecHandshakeTimeoutMs = 10_000
 const deadlineSlackMs = 1_000
 
 /**
- * The Kubernetes API as the receiver uses it: pages of pods and nodes, watches and exec sessions. Every
+ * The Kubernetes API as the receiver uses it: pages of pods and nodes, watches, exec sessions and patches
+ * of node labels. Every
  * call takes a token from one QPS/BURST bucket first and has a deadline; watches and exec sockets are
  * closed when the scope that opened them closes.
  */
@@ -99,6 +103,12 @@ export class KubeApi extends Context.Service<
     ) => Effect.Effect<ListedPage, KubeApiError>
     readonly listNodes: (page: ListPage) => Effect.Effect<ListedPage, KubeApiError>
     readonly watch: (request: WatchRequest) => Effect.Effect<WatchEvents, KubeApiError, Scope.Scope>
+    /**
+     * Merges `labels` into the node's `metadata.labels` (a JSON merge patch without resourceVersion, so it
+     * never conflicts): a value sets a label, `null` removes it, other labels stay as they are. Answers
+     * the node's resourceVersion after the patch.
+     */
+    readonly patchNodeLabels: (node: string, labels: NodeLabelPatch) => Effect.Effect<string, KubeApiError>
     /** Opens the exec session; the socket is terminated when the scope closes. */
     readonly exec: (call: ExecCall) => Effect.Effect<WebSocket, KubeApiError, Scope.Scope>
   }
@@ -163,6 +173,14 @@ export class KubeApi extends Context.Service<
             requestOptions,
           ),
         ).pipe(Effect.map(listedPage))
+
+      const patchNodeLabels = (node: string, labels: NodeLabelPatch) =>
+        call("patch node", (requestOptions) =>
+          core.patchNode(
+            { name: node, body: { metadata: { labels } } },
+            setHeaderOptions("Content-Type", PatchStrategy.MergePatch, requestOptions),
+          ),
+        ).pipe(Effect.map((patched) => patched.metadata?.resourceVersion ?? ""))
 
       const watch = Effect.fnUntraced(function* (
         request: WatchRequest,
@@ -250,7 +268,7 @@ export class KubeApi extends Context.Service<
         return socket
       })
 
-      return KubeApi.of({ origin, listPods, listNodes, watch, exec })
+      return KubeApi.of({ origin, listPods, listNodes, watch, patchNodeLabels, exec })
     })
 }
 

@@ -3,6 +3,7 @@ import type { ComponentFactory } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { ElectorFactory } from "../../pipeline/Leadership.ts"
+import type { InventoryFeed } from "../../processor/inventory/InventoryFeed.ts"
 import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
 import { loadKubeConfig } from "./KubeConfigSource.ts"
@@ -11,7 +12,12 @@ import { defaultTuning, type KubeExecReceiver, type KubeExecTuning, make } from 
 import * as LeaderElector from "./LeaderElector.ts"
 import * as LeaseLock from "./LeaseLock.ts"
 
-export type KubeExecFactory = ComponentFactory<"receiver", KubeExecConfig, KubeExecReceiver, ServiceMetrics> &
+export type KubeExecFactory = ComponentFactory<
+  "receiver",
+  KubeExecConfig,
+  KubeExecReceiver,
+  ServiceMetrics | InventoryFeed
+> &
   Configured<KubeExecConfig> & {
     /** Leader election through a Lease in the cluster this receiver reads, with a Kubernetes client of its own. */
     readonly elector: ElectorFactory<KubeExecConfig>
@@ -33,10 +39,10 @@ const elector: ElectorFactory<KubeExecConfig> = (config, lease, settings) =>
     return yield* LeaderElector.make(LeaseLock.make(kubeConfig, lease.leaseNamespace, lease.leaseName), lease)
   })
 
-/** The `kube_exec` receiver factory; its settings are those of `KubeExecConfig.ts`. */
 /** The receiver's config when nothing is set: the defaults of its settings. */
 export const defaultKubeExecConfig: KubeExecConfig = configuredBy(kubeExecSettings).defaultConfig
 
+/** The `kube_exec` receiver factory; its settings are those of `KubeExecConfig.ts`. */
 export const makeFactory = (tuning: KubeExecTuning = defaultTuning): KubeExecFactory => ({
   kind: "receiver",
   type: "kube_exec",
@@ -61,13 +67,9 @@ export const makeFactory = (tuning: KubeExecTuning = defaultTuning): KubeExecFac
           namespace: config.namespace,
           labelSelector: config.labelSelector,
           workers: config.workers,
+          nodeLabels: config.nodeLabels.enabled ? config.nodeLabels.prefix : "off",
         }),
       )
-      if (config.nodeLabels.enabled) {
-        yield* Effect.logInfo("node labels are not written by this version").pipe(
-          Effect.annotateLogs({ setting: "LABELS_ENABLED" }),
-        )
-      }
       return yield* make(config, tuning).pipe(Effect.provideService(KubeApi, api))
     }),
 })

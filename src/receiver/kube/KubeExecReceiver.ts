@@ -4,14 +4,17 @@ import type { Health } from "../../component/Component.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { outputExcerpt } from "../../nvsmi/OutputExcerpt.ts"
+import type { InventoryFeed } from "../../processor/inventory/InventoryFeed.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
-import { nodeRefOf } from "./ClusterNode.ts"
+import { type ClusterNode, nodeRefOf } from "./ClusterNode.ts"
 import { type DevicePluginPod, podRefOf } from "./DevicePluginPod.ts"
 import { defaultFailingNodesOptions, FailingNodes, type FailingNodesOptions } from "./FailingNodes.ts"
+import type { CacheChange } from "./InformerCache.ts"
 import type { BackoffPolicy } from "./KeyBackoff.ts"
 import { KubeApi } from "./KubeApi.ts"
 import type { KubeExecConfig } from "./KubeExecConfig.ts"
 import * as NodeInformer from "./NodeInformer.ts"
+import * as NodeLabeller from "./NodeLabeller.ts"
 import * as NvidiaSmiReader from "./NvidiaSmiReader.ts"
 import * as ObservationOutlet from "./ObservationOutlet.ts"
 import * as PodInformer from "./PodInformer.ts"
@@ -55,6 +58,8 @@ export interface KubeExecTuning {
   readonly shutdownGraceMs: number
   /** How often a node logs the same failure kind, and how many failing nodes are remembered. */
   readonly failingNodes: FailingNodesOptions
+  /** Fibers and retry backoff of the node labeller (when node labels are enabled). */
+  readonly nodeLabeller: Omit<NodeLabeller.NodeLabellerOptions, "prefix">
 }
 
 export const defaultTuning: KubeExecTuning = {
@@ -64,19 +69,21 @@ export const defaultTuning: KubeExecTuning = {
   observationBuffer: 1_024,
   shutdownGraceMs: 2_000,
   failingNodes: defaultFailingNodesOptions,
+  nodeLabeller: NodeLabeller.defaultNodeLabellerTuning,
 }
 
 /**
  * Starts the receiver: informers on the device-plugin pods and on nodes feed pod keys into a rate-limited
  * work queue; `workers` fibers read nvidia-smi in each ready pod within `timeoutMs` and hand the result
- * over as an observation. Closing the scope stops intake and interrupts the reads in flight (their
+ * over as an observation. With node labels enabled, a node labeller (see `NodeLabeller`) keeps each node's
+ * labels equal to the GPUs the inventory feed says it has, on the same API client. Closing the scope stops intake and interrupts the reads in flight (their
  * readings are abandoned: not retried, not counted, not handed over), then closes the watches and ends
  * `observations`.
  */
 export const make = (
   config: KubeExecConfig,
   tuning: KubeExecTuning = defaultTuning,
-): Effect.Effect<KubeExecReceiver, never, Scope.Scope | KubeApi | ServiceMetrics> =>
+): Effect.Effect<KubeExecReceiver, never, Scope.Scope | KubeApi | ServiceMetrics | InventoryFeed> =>
   Effect.gen(function* () {
     const metrics = yield* ServiceMetrics
     const api = yield* KubeApi
@@ -91,7 +98,7 @@ export const make = (
     const failing = new FailingNodes(tuning.failingNodes)
     yield* metrics.observeFailingNodes(() => failing.failingByKind())
 
-    const nodes = yield* NodeInformer.start(api, tuning.informer, (change) => {
+    const nodeChanged = (change: CacheChange<ClusterNode>): Effect.Effect<void> => {
       if (change._tag !== "Deleted") {
         return Effect.void
       }
@@ -104,7 +111,21 @@ export const make = (
         ),
         Effect.asVoid,
       )
-    })
+    }
+
+    const labeller = config.nodeLabels.enabled
+      ? yield* NodeLabeller.make({ prefix: config.nodeLabels.prefix, ...tuning.nodeLabeller })
+      : undefined
+    const nodes = yield* NodeInformer.start(
+      api,
+      tuning.informer,
+      (change) =>
+        labeller === undefined
+          ? nodeChanged(change)
+          : Effect.andThen(labeller.nodeChanged(change), nodeChanged(change)),
+      labeller === undefined ? undefined : config.nodeLabels.prefix,
+    )
+    if (labeller !== undefined) yield* labeller.start(nodes)
 
     const podGone = Effect.fnUntraced(function* (pod: DevicePluginPod) {
       reader.forget(pod.nodeName)

@@ -7,19 +7,20 @@ import * as ResourceInformer from "./ResourceInformer.ts"
 
 /**
  * The informer of the cluster's nodes: workers find a pod's node (uid, providerID) in its cache, never by
- * asking the API server per pod.
+ * asking the API server per pod; the node labeller finds the labels under `labelPrefix` there, when given.
  */
 export const start = (
   api: KubeApi["Service"],
   options: ResourceInformer.InformerOptions,
   onChange: (change: CacheChange<ClusterNode>) => Effect.Effect<void>,
+  labelPrefix?: string,
 ): Effect.Effect<ResourceInformer.ResourceInformer<ClusterNode>, never, Scope.Scope | ServiceMetrics> =>
   ResourceInformer.start(
     {
       resource: "nodes",
       list: (page) => api.listNodes(page),
       watch: (resourceVersion, timeoutSeconds) => api.watch({ path: "/api/v1/nodes", resourceVersion, timeoutSeconds }),
-      decode: clusterNodeOf,
+      decode: (object) => clusterNodeOf(object, labelPrefix),
     },
     options,
     onChange,

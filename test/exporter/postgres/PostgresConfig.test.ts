@@ -65,7 +65,7 @@ describe("postgres exporter config", () => {
     const refused = gpuSerials(["config", "validate"], { env: { ...env, EXPORTER_TYPE: "stdout" } })
     expect(refused.status).toBe(2)
     expect(refused.stderr).toContain(
-      'INVENTORY_STORE: inventory store "postgres" is neither memory nor an exporter of the pipeline that keeps a store (types: nats, postgres)',
+      'INVENTORY_STORE: inventory store "postgres" is neither memory, node-labels nor an exporter of the pipeline that keeps a store (types: nats, postgres)',
     )
   })
 

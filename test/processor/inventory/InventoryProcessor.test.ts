@@ -5,6 +5,7 @@ import { ComponentStartError } from "../../../src/component/ComponentStartError.
 import { ShutdownDeadline } from "../../../src/component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import { EventConsumer } from "../../../src/pipeline/EventConsumer.ts"
+import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
 import type { InventoryParameters } from "../../../src/processor/inventory/InventoryParameters.ts"
 import { factory, InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
 import {
@@ -41,6 +42,47 @@ const storeError = (operation: "load" | "apply") =>
   new InventoryStoreError({ store: "nats-kv", operation, message: "connection refused", conflict: false })
 
 describe("InventoryProcessor", () => {
+  it.effect("publishes the GPUs it loaded at start, then every change, without waiting for a reader", () =>
+    Effect.gen(function* () {
+      const { sink } = capturingSink()
+      const first = yield* MemoryInventoryStore.make()
+      const feed = yield* InventoryFeed.make
+      const before = yield* InventoryProcessor.make({ settings: quick, sink, store: first.store, feed }).pipe(
+        Effect.provide(recordingMetrics().layer),
+      )
+      yield* before.observe(read(nodeA, yield* now, gpusA))
+      yield* before.observe(read(nodeB, yield* now, gpusB))
+      yield* before.flush
+      const published = yield* feed.take
+      assert.strictEqual(published.length, 16)
+
+      const restarted = yield* InventoryFeed.make
+      const second = yield* MemoryInventoryStore.make(yield* first.current)
+      const after = yield* InventoryProcessor.make({
+        settings: quick,
+        sink,
+        store: second.store,
+        feed: restarted,
+      }).pipe(Effect.provide(recordingMetrics().layer))
+      const loaded = yield* restarted.take
+      assert.deepStrictEqual(
+        new Set(loaded.map((change) => change.uuid)),
+        new Set(published.map((change) => change.uuid)),
+      )
+      assert.isTrue(loaded.every((change) => change._tag === "Upsert"))
+
+      // A GPU read on the other node is published as an upsert there: one change per GPU, the latest.
+      const swapped = gpusB[0]
+      if (swapped === undefined) throw new Error("no GPU")
+      yield* after.observe(read(nodeA, yield* now, [...gpusA, swapped]))
+      const moved = yield* restarted.take
+      assert.deepStrictEqual(
+        moved.map((change) => (change._tag === "Upsert" ? [change.uuid, change.gpu.node] : [change.uuid])),
+        [[swapped.uuid, nodeA.name]],
+      )
+    }),
+  )
+
   it.effect("hands each reading's events to the sink, counts them and serves the inventory gauges", () =>
     Effect.gen(function* () {
       const metrics = recordingMetrics()
@@ -225,8 +267,10 @@ describe("InventoryProcessor", () => {
   it.effect("is built by its factory from the event consumer and the store its config names", () =>
     Effect.gen(function* () {
       const { batches, sink } = capturingSink()
+      const feed = yield* InventoryFeed.make
       const services = Layer.mergeAll(
         Layer.succeed(EventConsumer, EventConsumer.of({ export: sink })),
+        Layer.succeed(InventoryFeed, feed),
         Layer.succeed(
           InventoryStores,
           InventoryStores.of({
@@ -248,6 +292,11 @@ describe("InventoryProcessor", () => {
 
       assert.strictEqual(batches[0]?.length, 8)
       assert.strictEqual(batches[0]?.[0]?.record.cluster, "prod-west")
+      const published = yield* feed.take
+      assert.deepStrictEqual(
+        published.map((change) => change._tag),
+        Array.from({ length: 8 }, () => "Upsert"),
+      )
     }),
   )
 })

@@ -23,3 +23,20 @@ describe("clusterNodeOf", () => {
     expect(clusterNodeOf(node({ "nvidia.com/cuda.driver.major": "unknown" }))).not.toHaveProperty("driverBranch")
   })
 })
+
+describe("clusterNodeOf with a label prefix", () => {
+  it("keeps the labels under the prefix and no other", () => {
+    const labelled = node({
+      "gpu-serials.dev/gpu-0": "1654221000",
+      "gpu-serials.dev/gpu-count": "1",
+      "gpu-serials.devx/gpu-0": "other",
+      "kubernetes.io/hostname": "gpu-node-1",
+    })
+    expect(clusterNodeOf(labelled, "gpu-serials.dev")?.labels).toEqual({
+      "gpu-serials.dev/gpu-0": "1654221000",
+      "gpu-serials.dev/gpu-count": "1",
+    })
+    expect(clusterNodeOf(labelled)).not.toHaveProperty("labels")
+    expect(clusterNodeOf(node(), "gpu-serials.dev")).not.toHaveProperty("labels")
+  })
+})

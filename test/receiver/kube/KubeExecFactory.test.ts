@@ -1,12 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { startSimulatedCluster } from "@gpu-serials/kube-sim"
-import { Effect, Queue, Result } from "effect"
+import { Effect, Layer, Queue, Result } from "effect"
 import { ComponentRegistry } from "../../../src/pipeline/ComponentRegistry.ts"
+import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
 import { defaultKubeExecConfig, factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { quickCluster } from "./ReceiverHarness.ts"
 
 const settings = { id: "kube_exec", clusterName: "test", serviceVersion: "0.0.0" }
+
+const feedLayer = Layer.effect(InventoryFeed, InventoryFeed.make)
 
 describe("kube_exec factory", () => {
   it("is a receiver of type kube_exec that a registry accepts", () => {
@@ -57,7 +60,7 @@ describe("kube_exec factory", () => {
       const { layer } = recordingMetrics()
       const error = yield* factory
         .create({ ...defaultKubeExecConfig, kubeconfig: "/nonexistent/kubeconfig" }, settings)
-        .pipe(Effect.provide(layer), Effect.scoped, Effect.flip)
+        .pipe(Effect.provide(layer), Effect.provide(feedLayer), Effect.scoped, Effect.flip)
       assert.strictEqual(error._tag, "ComponentStartError")
       assert.strictEqual(error.component, "kube_exec")
       assert.include(error.message, "/nonexistent/kubeconfig")
@@ -82,7 +85,7 @@ describe("kube_exec factory", () => {
           },
           settings,
         )
-        .pipe(Effect.provide(layer))
+        .pipe(Effect.provide(layer), Effect.provide(feedLayer))
       yield* receiver.ready
       const first = yield* Queue.take(receiver.observations)
       const second = yield* Queue.take(receiver.observations)

@@ -2,10 +2,12 @@ import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedClus
 import { KubeConfig } from "@kubernetes/client-node"
 import { Cause, Duration, Effect, Exit, Queue, Scope } from "effect"
 import type { NodeObservation } from "../../../src/domain/NodeObservation.ts"
+import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
 import { KubeApi } from "../../../src/receiver/kube/KubeApi.ts"
 import type { KubeExecConfig } from "../../../src/receiver/kube/KubeExecConfig.ts"
 import { defaultKubeExecConfig } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import * as KubeExecReceiver from "../../../src/receiver/kube/KubeExecReceiver.ts"
+import type { NodeLabelPatch } from "../../../src/receiver/kube/NodeLabelPatch.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { type RecordedMetrics, recordingMetrics } from "../../support/RecordingMetrics.ts"
 
@@ -18,12 +20,16 @@ export interface RecordedExec {
 
 export interface Harness {
   readonly cluster: SimulatedCluster
+  /** The API client the receiver uses, for a test to look at or change the cluster as a user would. */
+  readonly api: KubeApi["Service"]
   readonly receiver: KubeExecReceiver.KubeExecReceiver
   /** Everything taken from `receiver.observations` so far, in order. */
   readonly observations: Array<NodeObservation>
   /** Set once `observations` ended with `Done`. */
   readonly ended: { value: boolean }
   readonly execs: Array<RecordedExec>
+  /** Every node label patch the receiver sent, in order. */
+  readonly labelPatches: Array<{ readonly node: string; readonly labels: NodeLabelPatch }>
   readonly metrics: RecordedMetrics
   /** The receiver's log lines, parsed. */
   readonly logEvents: () => Array<Record<string, unknown>>
@@ -39,6 +45,10 @@ export interface HarnessOptions {
   readonly consumeDelay?: Duration.Input
   /** Runs on the cluster before the receiver starts (faults to meet at its first calls). */
   readonly before?: (cluster: SimulatedCluster) => void | Promise<void> | Promise<void>
+  /** The inventory feed the receiver's node labeller follows; an empty one unless given. */
+  readonly feed?: InventoryFeed["Service"]
+  /** Sees every observation as it is taken (an inventory processor). */
+  readonly onObservation?: (observation: NodeObservation) => Effect.Effect<void>
 }
 
 /** Quick settings for a simulated cluster: near-instant pods and nvidia-smi, frequent bookmarks. */
@@ -83,8 +93,14 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       execHandshakeTimeoutMs: 3_000,
     })
     const execs: Array<RecordedExec> = []
+    const labelPatches: Array<{ readonly node: string; readonly labels: NodeLabelPatch }> = []
     const recordingApi = KubeApi.of({
       ...api,
+      patchNodeLabels: (node, labels) =>
+        Effect.suspend(() => {
+          labelPatches.push({ node, labels })
+          return api.patchNodeLabels(node, labels)
+        }),
       exec: (call) =>
         Effect.suspend(() => {
           execs.push({ pod: call.pod, container: call.container, argv: [...call.argv] })
@@ -105,8 +121,10 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     const receiverScope = yield* Scope.make()
     const stop = Scope.close(receiverScope, Exit.void)
     yield* Effect.addFinalizer(() => stop)
+    const feed = options.feed ?? (yield* InventoryFeed.make)
     const receiver = yield* KubeExecReceiver.make(config, { ...quickTuning, ...options.tuning }).pipe(
       Effect.provideService(KubeApi, recordingApi),
+      Effect.provideService(InventoryFeed, feed),
       Effect.provide(layer),
       Effect.provide(log.layer),
       Scope.provide(receiverScope),
@@ -115,12 +133,26 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     const ended = { value: false }
     yield* Queue.take(receiver.observations).pipe(
       Effect.tap((observation) => Effect.sync(() => observations.push(observation))),
+      Effect.tap((observation) =>
+        options.onObservation === undefined ? Effect.void : options.onObservation(observation),
+      ),
       Effect.tap(() => (options.consumeDelay === undefined ? Effect.void : Effect.sleep(options.consumeDelay))),
       Effect.forever,
       Effect.catchIf(Cause.isDone, () => Effect.sync(() => (ended.value = true))),
       Effect.forkScoped,
     )
-    return { cluster, receiver, observations, ended, execs, metrics: recorded, logEvents: log.events, stop }
+    return {
+      cluster,
+      api,
+      receiver,
+      observations,
+      ended,
+      execs,
+      labelPatches,
+      metrics: recorded,
+      logEvents: log.events,
+      stop,
+    }
   })
 
 /** Polls `condition` on the real clock until it holds; fails with `what` after `timeout`. */
