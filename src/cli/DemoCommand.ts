@@ -24,10 +24,10 @@ stdout as they arrive, logs and a progress line every 5 seconds on stderr, then 
 default fleet of 8 nodes has GB200 NVL72 trays (serials shared per module, one chassis), H100 HGX,
 a MIG A100, a T4 VM, a bare-metal RTX 4090 workstation without providerID or serial, and a node
 whose driver is broken. The kubeconfig path is printed, so kubectl can look at the cluster while
-the demo runs, and the kubectl command that shows the node labels with GPU serials. The health server listens on 127.0.0.1 and a free port unless
---server-address/SERVER_ADDRESS or --server-port/SERVER_PORT say otherwise. The removal grace is
-10s, so GPUs of nodes that leave are removed while the demo runs, unless --removal-grace or
-REMOVAL_GRACE says otherwise. With the http exporter in the pipeline (--exporter stdout,http),
+the demo runs, and the kubectl command that shows the node labels with GPU serials. The health
+server listens on 127.0.0.1 and a free port unless --server-address/SERVER_ADDRESS or
+--server-port/SERVER_PORT say otherwise. The removal grace is 10s, so GPUs of nodes that leave are
+removed while the demo runs, unless --removal-grace or REMOVAL_GRACE says otherwise. With the http exporter in the pipeline (--exporter stdout,http),
 records go to an HTTP receiver the demo runs on 127.0.0.1, counted in the summary, unless
 --http-endpoint or HTTP_ENDPOINT names another.
 
