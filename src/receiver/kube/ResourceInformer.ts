@@ -45,7 +45,7 @@ export interface InformerSource<T extends CachedObject> {
 export interface InformerOptions {
   /** Objects per list page. */
   readonly pageSize: number
-  /** A watch silent for this long is replaced. client-node cuts a watch after 30 s of silence on its own. */
+  /** A watch silent for this long is replaced. The API client ends a watch after 30 s of silence on its own. */
   readonly stallTimeoutMs: number
   /** Delay between restarts after errors: capped, jittered, growing while the errors go on. */
   readonly restartBackoff: BackoffPolicy
