@@ -39,7 +39,7 @@ export interface WatchRequest {
 
 /**
  * A watch's events in the order they arrived. Taking fails with `Done` when the watch ended normally (the
- * server closed it, or it stayed silent for `watchInactivityMs`) and with a `KubeApiError` when it broke.
+ * server closed it, or it stayed silent for the watch inactivity deadline) and with a `KubeApiError` when it broke.
  */
 export type WatchEvents = Queue.Dequeue<WatchEvent, KubeApiError | Cause.Done>
 
@@ -52,6 +52,8 @@ export interface KubeApiOptions {
   readonly requestTimeoutMs: number
   /** Deadline of the WebSocket upgrade of an exec. */
   readonly execHandshakeTimeoutMs: number
+  /** A watch silent (not even a bookmark) for this long ends normally; `defaultWatchInactivityMs` unless given. */
+  readonly watchInactivityMs?: number
 }
 
 export const defaultRequestTimeoutMs = 30_000
@@ -180,7 +182,7 @@ export class KubeApi extends Context.Service<
             Queue.shutdownUnsafe(events)
           }),
         )
-        streamEvents(operation, response, events)
+        streamEvents(operation, options.watchInactivityMs ?? defaultWatchInactivityMs, response, events)
         return events
       })
 
@@ -210,15 +212,16 @@ export class KubeApi extends Context.Service<
 }
 
 /** A watch that sends nothing, not even a bookmark, for this long ends; it is resumed from its last resourceVersion. */
-export const watchInactivityMs = 30_000
+export const defaultWatchInactivityMs = 30_000
 
 /**
  * Feeds a watch response into `events`: each line an event; the end of the body (the server's timeout),
- * or silence for `watchInactivityMs`, ends them normally; a refusal, a broken connection or an unreadable
+ * or silence for `inactivityMs`, ends them normally; a refusal, a broken connection or an unreadable
  * stream fails them.
  */
 const streamEvents = (
   operation: string,
+  inactivityMs: number,
   response: IncomingMessage,
   events: Queue.Queue<WatchEvent, KubeApiError | Cause.Done>,
 ): void => {
@@ -242,7 +245,7 @@ const streamEvents = (
     }
     response.destroy()
   }
-  const silence = setTimeout(() => finish(undefined), watchInactivityMs)
+  const silence = setTimeout(() => finish(undefined), inactivityMs)
   silence.unref()
   const lines = watchEventLines((event) => {
     Queue.offerUnsafe(events, event)

@@ -210,4 +210,28 @@ describe("KubeApi watches against the simulated cluster", () => {
       assert.include(error.detail, "forbidden")
     }),
   )
+
+  it.live("a watch silent past the inactivity deadline ends normally, to be resumed", () =>
+    Effect.gen(function* () {
+      const { cluster } = yield* withApi
+      const kubeConfig = new KubeConfig()
+      kubeConfig.loadFromFile(cluster.kubeconfigPath)
+      const api = yield* KubeApi.make(kubeConfig, { ...apiOptions, watchInactivityMs: 300 })
+      const listed = yield* api.listNodes({ limit: 100 })
+      const { end } = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const events = yield* api.watch({
+            path: "/api/v1/nodes",
+            resourceVersion: listed.resourceVersion,
+            timeoutSeconds: 60,
+          })
+          while (cluster.faults.stallWatches("nodes") === 0) {
+            yield* Effect.sleep("10 millis")
+          }
+          return yield* drain(events)
+        }),
+      )
+      assert.isTrue(Cause.isDone(end))
+    }),
+  )
 })
