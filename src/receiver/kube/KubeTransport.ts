@@ -1,5 +1,6 @@
 import * as http from "node:http"
 import * as https from "node:https"
+import * as tls from "node:tls"
 import type { KubeConfig } from "@kubernetes/client-node"
 import { KubeApiError, kindOfStatus, shortDetail, statusMessageOf } from "./KubeApiError.ts"
 
@@ -12,16 +13,20 @@ export interface KubeRequest {
   readonly body?: string
 }
 
+/** Request options as the kubeconfig gives them, with the TLS context they are used with. */
+export type KubeRequestOptions = https.RequestOptions & { secureContext?: tls.SecureContext }
+
 /**
  * The API server as plain HTTP(S): every request carries the authentication and TLS settings of the
  * kubeconfig (bearer token, client certificate, CA, proxy agent), read again for each request so a rotated
- * service-account token is picked up. Nothing is kept between requests but the kubeconfig's agent.
+ * service-account token is picked up. Nothing is kept between requests but the kubeconfig's agent and one
+ * TLS context, built again only when the CA or client certificate read from the kubeconfig changes.
  */
 export interface KubeTransport {
   /** The WebSocket URL of a path, `wss://…` for an `https` server. */
   readonly socketUrl: (path: string) => string
   /** The request options (headers, TLS, agent) the kubeconfig gives, for a WebSocket upgrade. */
-  readonly requestOptions: () => Promise<https.RequestOptions>
+  readonly requestOptions: () => Promise<KubeRequestOptions>
   /**
    * Sends the request and resolves with the response once its headers arrived. Aborting `signal` before
    * then fails the request; afterwards the response is the caller's to consume or destroy.
@@ -39,9 +44,14 @@ const serverOf = (config: KubeConfig): string => {
 }
 
 export const makeKubeTransport = (config: KubeConfig): KubeTransport => {
-  const requestOptions = async (): Promise<https.RequestOptions> => {
-    const options: https.RequestOptions = {}
+  const contexts = secureContexts()
+  const requestOptions = async (): Promise<KubeRequestOptions> => {
+    const options: KubeRequestOptions = {}
     await config.applyToHTTPSOptions(options)
+    if (serverOf(config).startsWith("https:")) {
+      const context = contexts.contextOf(options)
+      if (context !== undefined) options.secureContext = context
+    }
     return options
   }
 
@@ -76,6 +86,59 @@ export const makeKubeTransport = (config: KubeConfig): KubeTransport => {
   }
 
   return { socketUrl: (path) => serverOf(config).replace(/^http/, "ws") + path, requestOptions, open }
+}
+
+type TlsMaterial = string | Buffer | Array<string | Buffer> | undefined
+
+const sameMaterial = (left: TlsMaterial, right: TlsMaterial): boolean => {
+  if (left === right) return true
+  if (Buffer.isBuffer(left) && Buffer.isBuffer(right)) return left.equals(right)
+  if (Array.isArray(left) && Array.isArray(right)) {
+    return left.length === right.length && left.every((part, index) => sameMaterial(part, right[index]))
+  }
+  return false
+}
+
+interface CachedContext {
+  readonly ca: TlsMaterial
+  readonly cert: TlsMaterial
+  readonly key: TlsMaterial
+  readonly context: tls.SecureContext
+}
+
+/**
+ * One TLS context for as long as the kubeconfig's CA and client certificate stay the same: building it
+ * (parsing the certificates) for every connection would cost more than the rest of an exec's upgrade.
+ * Options it cannot express (a PFX bundle, a passphrase) leave the context to each connection.
+ */
+export const secureContexts = () => {
+  let cached: CachedContext | undefined
+  return {
+    contextOf: (options: https.RequestOptions): tls.SecureContext | undefined => {
+      if (options.pfx !== undefined || options.passphrase !== undefined) return undefined
+      const ca = options.ca as TlsMaterial
+      const cert = options.cert as TlsMaterial
+      const key = options.key as TlsMaterial
+      if (
+        cached === undefined ||
+        !sameMaterial(cached.ca, ca) ||
+        !sameMaterial(cached.cert, cert) ||
+        !sameMaterial(cached.key, key)
+      ) {
+        cached = {
+          ca,
+          cert,
+          key,
+          context: tls.createSecureContext({
+            ...(ca === undefined ? {} : { ca }),
+            ...(cert === undefined ? {} : { cert }),
+            ...(key === undefined ? {} : { key }),
+          }),
+        }
+      }
+      return cached.context
+    },
+  }
 }
 
 /** A refused request's Status body is read up to this size for its message. */

@@ -9,6 +9,7 @@ import { KubeConfig, type V1Status } from "@kubernetes/client-node"
 import { Deferred, Effect } from "effect"
 import { WebSocketServer } from "ws"
 import { KubeApi } from "../../../src/receiver/kube/KubeApi.ts"
+import { secureContexts } from "../../../src/receiver/kube/KubeTransport.ts"
 
 // The simulated cluster serves plain HTTP only; TLS and the CA of a kubeconfig are checked against this
 // small HTTPS API server with a certificate made for the test.
@@ -193,4 +194,17 @@ describe("KubeApi over TLS", () => {
       )
     }),
   )
+
+  it("builds one TLS context while the CA read from the kubeconfig stays the same, a new one when it changes", () => {
+    const { cert } = selfSignedCertificate()
+    const contexts = secureContexts()
+    const first = contexts.contextOf({ ca: Buffer.from(cert) })
+    assert.isDefined(first)
+    assert.strictEqual(contexts.contextOf({ ca: Buffer.from(cert) }), first)
+    const other = selfSignedCertificate().cert
+    const changed = contexts.contextOf({ ca: other })
+    assert.notStrictEqual(changed, first)
+    assert.strictEqual(contexts.contextOf({ ca: Buffer.from(other) }), changed)
+    assert.isUndefined(contexts.contextOf({ pfx: Buffer.from("bundle") }))
+  })
 })
