@@ -120,7 +120,7 @@ export class KubeApi extends Context.Service<
                 const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
                 const response = await transport.open(request, signal)
                 const body = await readBody(operation, response, signal)
-                return JSON.parse(body.toString("utf8")) as unknown
+                return parsedAnswer(operation, body)
               },
               catch: (cause) => kubeApiErrorOf(operation, cause),
             }).pipe(Effect.timeout(requestTimeout)),
@@ -274,6 +274,15 @@ const streamEvents = (
 
 /** A refused watch's Status body comes with its headers; this only bounds a server that never sends it. */
 const watchRefusalReadMs = 5_000
+
+/** An answer's JSON; one that is not JSON is the server's fault, and its text stays out of the error. */
+const parsedAnswer = (operation: string, body: Buffer): unknown => {
+  try {
+    return JSON.parse(body.toString("utf8"))
+  } catch {
+    throw new KubeApiError({ operation, kind: "server-error", detail: "the answer is not JSON" })
+  }
+}
 
 const timedOut = (operation: string): KubeApiError =>
   new KubeApiError({ operation, kind: "timeout", detail: "no answer before the deadline" })

@@ -68,6 +68,11 @@ const startTlsServer = Effect.acquireRelease(
         return
       }
       const url = new URL(request.url ?? "/", "https://127.0.0.1")
+      if (url.pathname.startsWith("/api/v1/namespaces/proxied/")) {
+        response.writeHead(200, { "Content-Type": "text/html" })
+        response.end("<html>a proxy's login page</html>")
+        return
+      }
       const second = url.searchParams.get("continue") === "page-2"
       response.writeHead(200, { "Content-Type": "application/json" })
       response.end(
@@ -148,6 +153,17 @@ describe("KubeApi over TLS", () => {
         ["/api/v1/nodes?limit=2", "/api/v1/nodes?limit=2&continue=page-2"],
       )
       assert.isTrue(server.seen.every((request) => request.authorization === `Bearer ${token}`))
+    }),
+  )
+
+  it.live("an answer that is not JSON fails as a server error without its text", () =>
+    Effect.gen(function* () {
+      const server = yield* startTlsServer
+      const api = yield* KubeApi.make(kubeConfigFor(server.url, server.cert), options)
+      const error = yield* Effect.flip(api.listPods("proxied", "app=x", { limit: 2 }))
+      assert.strictEqual(error.kind, "server-error")
+      assert.strictEqual(error.detail, "the answer is not JSON")
+      assert.notInclude(error.message, "login")
     }),
   )
 
