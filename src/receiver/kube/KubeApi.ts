@@ -1,24 +1,17 @@
-import { Readable, type Writable } from "node:stream"
-import {
-  type ConfigurationOptions,
-  CoreV1Api,
-  Exec,
-  type KubeConfig,
-  Observable,
-  type ObservableMiddleware,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Status,
-  Watch,
-} from "@kubernetes/client-node"
-import { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js"
+import type { IncomingMessage } from "node:http"
+import type { KubeConfig } from "@kubernetes/client-node"
 import { Cause, Context, Duration, Effect, Layer, Queue, type Scope } from "effect"
 import type WebSocket from "ws"
-import { openExecSocket } from "./ExecHandshake.ts"
+import { type ExecCall, openExecSession } from "./ExecSession.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeConfigError, type KubeConfigOrigin, loadKubeConfig } from "./KubeConfigSource.ts"
+import { type KubeRequest, makeKubeTransport, queryOf, readBody, refusal } from "./KubeTransport.ts"
 import type { NodeLabelPatch } from "./NodeLabelPatch.ts"
 import * as TokenBucket from "./TokenBucket.ts"
+import { type WatchEvent, watchEventLines } from "./WatchEventLines.ts"
+
+export type { ExecCall } from "./ExecSession.ts"
+export type { WatchEvent } from "./WatchEventLines.ts"
 
 /** One page of a list call. */
 export interface ListPage {
@@ -34,12 +27,6 @@ export interface ListedPage {
   readonly continueToken: string | undefined
 }
 
-/** One event of a watch as the API server sent it; `object` is checked by whoever reads it. */
-export interface WatchEvent {
-  readonly type: string
-  readonly object: unknown
-}
-
 export interface WatchRequest {
   /** Collection path, e.g. `/api/v1/namespaces/gpu-operator/pods` or `/api/v1/nodes`. */
   readonly path: string
@@ -52,21 +39,9 @@ export interface WatchRequest {
 
 /**
  * A watch's events in the order they arrived. Taking fails with `Done` when the watch ended normally (the
- * server closed it, or client-node's fixed inactivity timer cut it) and with a `KubeApiError` when it broke.
+ * server closed it, or it stayed silent for the watch inactivity deadline) and with a `KubeApiError` when it broke.
  */
 export type WatchEvents = Queue.Dequeue<WatchEvent, KubeApiError | Cause.Done>
-
-/** A command to run in a container over the WebSocket exec subresource; argv is passed as is, never to a shell. */
-export interface ExecCall {
-  readonly namespace: string
-  readonly pod: string
-  readonly container: string
-  readonly argv: ReadonlyArray<string>
-  readonly stdout: Writable
-  readonly stderr: Writable
-  /** Called once with the status frame: `Success`, or `Failure` with the exit code among its causes. */
-  readonly onStatus: (status: V1Status) => void
-}
 
 export interface KubeApiOptions {
   /** Kubeconfig path(s); empty: in-cluster, then `~/.kube/config`. */
@@ -77,12 +52,14 @@ export interface KubeApiOptions {
   readonly requestTimeoutMs: number
   /** Deadline of the WebSocket upgrade of an exec. */
   readonly execHandshakeTimeoutMs: number
+  /** A watch silent (not even a bookmark) for this long ends normally; `defaultWatchInactivityMs` unless given. */
+  readonly watchInactivityMs?: number
 }
 
 export const defaultRequestTimeoutMs = 30_000
 export const defaultExecHandshakeTimeoutMs = 10_000
 
-/** Slack between client-node's own abort and the Effect deadline above it. */
+/** Slack between a request's own abort and the Effect deadline above it. */
 const deadlineSlackMs = 1_000
 
 /**
@@ -130,57 +107,45 @@ export class KubeApi extends Context.Service<
   ): Effect.Effect<KubeApi["Service"]> =>
     Effect.gen(function* () {
       const bucket = yield* TokenBucket.make({ qps: options.qps, burst: options.burst })
-      const core = config.makeApiClient(CoreV1Api)
-      const watcher = new Watch(config)
+      const transport = makeKubeTransport(config)
       const requestTimeout = Duration.millis(options.requestTimeoutMs + deadlineSlackMs)
       const handshakeTimeout = Duration.millis(options.execHandshakeTimeoutMs + deadlineSlackMs)
 
-      const call = <A>(
-        operation: string,
-        request: (options: ConfigurationOptions) => Promise<A>,
-      ): Effect.Effect<A, KubeApiError> =>
+      /** One request and its whole body, parsed, under the request deadline. */
+      const call = (operation: string, request: KubeRequest): Effect.Effect<unknown, KubeApiError> =>
         bucket.take.pipe(
           Effect.andThen(
             Effect.tryPromise({
-              try: (signal) =>
-                request({
-                  middleware: [withSignal(AbortSignal.any([signal, AbortSignal.timeout(options.requestTimeoutMs)]))],
-                  middlewareMergeStrategy: "append",
-                }),
+              try: async (interrupted) => {
+                const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
+                const response = await transport.open(request, signal)
+                const body = await readBody(operation, response, signal)
+                return parsedAnswer(operation, body)
+              },
               catch: (cause) => kubeApiErrorOf(operation, cause),
             }).pipe(Effect.timeout(requestTimeout)),
           ),
           Effect.catchTag("TimeoutError", () => Effect.fail(timedOut(operation))),
         )
 
-      const listPods = (namespace: string, labelSelector: string, page: ListPage) =>
-        call("list pods", (requestOptions) =>
-          core.listNamespacedPod(
-            {
-              namespace,
-              labelSelector,
-              limit: page.limit,
-              ...(page.continueToken === undefined ? {} : { _continue: page.continueToken }),
-            },
-            requestOptions,
-          ),
-        ).pipe(Effect.map(listedPage))
+      const list = (operation: string, path: string, selector: Record<string, string>, page: ListPage) =>
+        call(operation, {
+          method: "GET",
+          path: path + queryOf({ ...selector, limit: page.limit, continue: page.continueToken }),
+        }).pipe(Effect.map(listedPage))
 
-      const listNodes = (page: ListPage) =>
-        call("list nodes", (requestOptions) =>
-          core.listNode(
-            { limit: page.limit, ...(page.continueToken === undefined ? {} : { _continue: page.continueToken }) },
-            requestOptions,
-          ),
-        ).pipe(Effect.map(listedPage))
+      const listPods = (namespace: string, labelSelector: string, page: ListPage) =>
+        list("list pods", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { labelSelector }, page)
+
+      const listNodes = (page: ListPage) => list("list nodes", "/api/v1/nodes", {}, page)
 
       const patchNodeLabels = (node: string, labels: NodeLabelPatch) =>
-        call("patch node", (requestOptions) =>
-          core.patchNode(
-            { name: node, body: { metadata: { labels } } },
-            setHeaderOptions("Content-Type", PatchStrategy.MergePatch, requestOptions),
-          ),
-        ).pipe(Effect.map((patched) => patched.metadata?.resourceVersion ?? ""))
+        call("patch node", {
+          method: "PATCH",
+          path: `/api/v1/nodes/${encodeURIComponent(node)}`,
+          contentType: "application/merge-patch+json",
+          body: JSON.stringify({ metadata: { labels } }),
+        }).pipe(Effect.map(resourceVersionOf))
 
       const watch = Effect.fnUntraced(function* (
         request: WatchRequest,
@@ -188,32 +153,24 @@ export class KubeApi extends Context.Service<
         const operation = `watch ${request.path}`
         yield* bucket.take
         const events = yield* Queue.unbounded<WatchEvent, KubeApiError | Cause.Done>()
-        const query: Record<string, string | number | boolean> = {
-          resourceVersion: request.resourceVersion,
-          allowWatchBookmarks: true,
-          timeoutSeconds: request.timeoutSeconds,
-        }
-        if (request.labelSelector !== undefined) {
-          query.labelSelector = request.labelSelector
-        }
-        const controller = yield* Effect.tryPromise({
-          try: (signal) =>
-            watcher
-              .watch(
-                request.path,
-                query,
-                (type: string, object: unknown) => {
-                  Queue.offerUnsafe(events, { type, object })
-                },
-                (error: unknown) => {
-                  if (error === null || error === undefined || isInactivityTimeout(error)) {
-                    Queue.endUnsafe(events)
-                  } else {
-                    Queue.failCauseUnsafe(events, Cause.fail(kubeApiErrorOf(operation, error)))
-                  }
-                },
-              )
-              .then((opened) => abortWith(signal, opened)),
+        const path =
+          request.path +
+          queryOf({
+            watch: true,
+            resourceVersion: request.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: request.timeoutSeconds,
+            labelSelector: request.labelSelector,
+          })
+        const response = yield* Effect.tryPromise({
+          try: async (interrupted) => {
+            const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
+            const response = await transport.open({ method: "GET", path }, signal)
+            if (interrupted.aborted) {
+              response.destroy()
+            }
+            return response
+          },
           catch: (cause) => kubeApiErrorOf(operation, cause),
         }).pipe(
           Effect.timeout(requestTimeout),
@@ -221,10 +178,11 @@ export class KubeApi extends Context.Service<
         )
         yield* Effect.addFinalizer(() =>
           Effect.sync(() => {
-            controller.abort()
+            response.destroy()
             Queue.shutdownUnsafe(events)
           }),
         )
+        streamEvents(operation, options.watchInactivityMs ?? defaultWatchInactivityMs, response, events)
         return events
       })
 
@@ -232,33 +190,14 @@ export class KubeApi extends Context.Service<
         call: ExecCall,
       ): Effect.fn.Return<WebSocket, KubeApiError, Scope.Scope> {
         yield* bucket.take
-        // The handler's own streams are the session's, so a CLOSE frame ends this session's output only.
-        const handler = new WebSocketHandler(
-          config,
-          (uri, protocols, socketOptions) =>
-            openExecSocket(uri, protocols, socketOptions, options.execHandshakeTimeoutMs),
-          { stdin: new Readable({ read() {} }), stdout: call.stdout, stderr: call.stderr },
-        )
         const socket = yield* Effect.tryPromise({
           try: (signal) =>
-            new Exec(config, handler)
-              .exec(
-                call.namespace,
-                call.pod,
-                call.container,
-                [...call.argv],
-                call.stdout,
-                call.stderr,
-                null,
-                false,
-                call.onStatus,
-              )
-              .then((opened) => {
-                if (signal.aborted) {
-                  opened.terminate()
-                }
-                return opened
-              }),
+            openExecSession(transport, call, options.execHandshakeTimeoutMs, signal).then((opened) => {
+              if (signal.aborted) {
+                opened.terminate()
+              }
+              return opened
+            }),
           catch: (cause) => kubeApiErrorOf("exec", cause),
         }).pipe(
           Effect.timeout(handshakeTimeout),
@@ -272,36 +211,101 @@ export class KubeApi extends Context.Service<
     })
 }
 
-const withSignal = (signal: AbortSignal): ObservableMiddleware => ({
-  pre: (context) => {
-    context.setSignal(signal)
-    return new Observable(Promise.resolve(context))
-  },
-  post: (context) => new Observable(Promise.resolve(context)),
-})
+/** A watch that sends nothing, not even a bookmark, for this long ends; it is resumed from its last resourceVersion. */
+export const defaultWatchInactivityMs = 30_000
+
+/**
+ * Feeds a watch response into `events`: each line an event; the end of the body (the server's timeout),
+ * or silence for `inactivityMs`, ends them normally; a refusal, a broken connection or an unreadable
+ * stream fails them.
+ */
+const streamEvents = (
+  operation: string,
+  inactivityMs: number,
+  response: IncomingMessage,
+  events: Queue.Queue<WatchEvent, KubeApiError | Cause.Done>,
+): void => {
+  const status = response.statusCode ?? 0
+  if (status !== 200) {
+    readBody(operation, response, AbortSignal.timeout(watchRefusalReadMs)).then(
+      () => Queue.failCauseUnsafe(events, Cause.fail(refusal(operation, status, ""))),
+      (error: unknown) => Queue.failCauseUnsafe(events, Cause.fail(kubeApiErrorOf(operation, error))),
+    )
+    return
+  }
+  let finished = false
+  const finish = (error: KubeApiError | undefined) => {
+    if (finished) return
+    finished = true
+    clearTimeout(silence)
+    if (error === undefined) {
+      Queue.endUnsafe(events)
+    } else {
+      Queue.failCauseUnsafe(events, Cause.fail(error))
+    }
+    response.destroy()
+  }
+  const silence = setTimeout(() => finish(undefined), inactivityMs)
+  silence.unref()
+  const lines = watchEventLines((event) => {
+    Queue.offerUnsafe(events, event)
+  })
+  response.on("data", (chunk: Buffer) => {
+    if (finished) return
+    silence.refresh()
+    try {
+      lines.push(chunk)
+    } catch (error) {
+      finish(kubeApiErrorOf(operation, error))
+    }
+  })
+  response.on("end", () => {
+    if (finished) return
+    lines.end()
+    finish(undefined)
+  })
+  response.on("error", (error) => finish(kubeApiErrorOf(operation, error)))
+  response.on("close", () => {
+    if (!response.complete) {
+      finish(new KubeApiError({ operation, kind: "connection", detail: "the watch connection broke" }))
+    }
+  })
+}
+
+/** A refused watch's Status body comes with its headers; this only bounds a server that never sends it. */
+const watchRefusalReadMs = 5_000
+
+/** An answer's JSON; one that is not JSON is the server's fault, and its text stays out of the error. */
+const parsedAnswer = (operation: string, body: Buffer): unknown => {
+  try {
+    return JSON.parse(body.toString("utf8"))
+  } catch {
+    throw new KubeApiError({ operation, kind: "server-error", detail: "the answer is not JSON" })
+  }
+}
 
 const timedOut = (operation: string): KubeApiError =>
   new KubeApiError({ operation, kind: "timeout", detail: "no answer before the deadline" })
 
-/** client-node ends a watch silent for 30 s with this error; it is a normal end, resumed from the last resourceVersion. */
-const isInactivityTimeout = (error: unknown): boolean => error instanceof DOMException && error.name === "TimeoutError"
-
-/** A watch opened after its caller gave up is closed at once. */
-const abortWith = (signal: AbortSignal, controller: AbortController): AbortController => {
-  if (signal.aborted) {
-    controller.abort()
-  }
-  return controller
-}
-
 interface ListShape {
-  readonly items: ReadonlyArray<unknown>
-  readonly metadata?: { readonly resourceVersion?: string | undefined; readonly _continue?: string | undefined }
+  readonly items?: ReadonlyArray<unknown> | null
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string } | null
 }
 
-const listedPage = (list: ListShape): ListedPage => ({
-  items: list.items,
-  resourceVersion: list.metadata?.resourceVersion ?? "",
-  continueToken:
-    list.metadata?._continue === undefined || list.metadata._continue === "" ? undefined : list.metadata._continue,
-})
+const listedPage = (body: unknown): ListedPage => {
+  const list = (typeof body === "object" && body !== null ? body : {}) as ListShape
+  const continueToken = list.metadata?.continue
+  return {
+    items: Array.isArray(list.items) ? list.items : [],
+    resourceVersion: typeof list.metadata?.resourceVersion === "string" ? list.metadata.resourceVersion : "",
+    continueToken: typeof continueToken === "string" && continueToken !== "" ? continueToken : undefined,
+  }
+}
+
+const resourceVersionOf = (body: unknown): string => {
+  const metadata = (typeof body === "object" && body !== null ? body : {}) as {
+    readonly metadata?: { readonly resourceVersion?: unknown } | null
+  }
+  const version = metadata.metadata?.resourceVersion
+  return typeof version === "string" ? version : ""
+}

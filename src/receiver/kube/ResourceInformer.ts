@@ -43,9 +43,13 @@ export interface InformerSource<T extends CachedObject> {
 }
 
 export interface InformerOptions {
-  /** Objects per list page. */
+  /**
+   * Objects per list page. 500, as client-go pages: measured against 10,000 pods and nodes, smaller pages
+   * lower the transient heap of a relist a little but cost more CPU and time to the first sync, larger
+   * ones grow the heap for no gain in time.
+   */
   readonly pageSize: number
-  /** A watch silent for this long is replaced. client-node cuts a watch after 30 s of silence on its own. */
+  /** A watch silent for this long is replaced. The API client ends a watch after 30 s of silence on its own. */
   readonly stallTimeoutMs: number
   /** Delay between restarts after errors: capped, jittered, growing while the errors go on. */
   readonly restartBackoff: BackoffPolicy
