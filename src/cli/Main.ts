@@ -1,15 +1,9 @@
 import { Effect } from "effect"
 import { recordSchema } from "../domain/GpuRecord.ts"
 import { CliIo } from "./CliIo.ts"
-import { configCommand, configUsage } from "./ConfigCommand.ts"
-import { demoCommand, demoUsage } from "./DemoCommand.ts"
 import { ExitCode } from "./ExitCode.ts"
-import { parseCommand, parseUsage } from "./ParseCommand.ts"
-import { runCommand, runUsage } from "./RunCommand.ts"
-import { tailCommand, tailUsage } from "./TailCommand.ts"
 import { usageFailure } from "./UsageFailure.ts"
 import { serviceVersion } from "./Version.ts"
-import { whereCommand, whereUsage } from "./WhereCommand.ts"
 
 export const mainUsage = `gpu-serials ${serviceVersion}: where every physical GPU of a Kubernetes cluster is.
 
@@ -29,14 +23,24 @@ Commands:
 configuration error, 143 or 130 after a second SIGTERM or SIGINT during shutdown.
 `
 
-const usages: Readonly<Record<string, string>> = {
-  run: runUsage,
-  demo: demoUsage,
-  parse: parseUsage,
-  config: configUsage,
-  where: whereUsage,
-  tail: tailUsage,
+/**
+ * Each command's module, imported only when that command runs: a command loads the client libraries it
+ * uses (Kubernetes, OpenTelemetry, NATS, PostgreSQL) and no other command's, so `version`, `parse` and
+ * `config` start without any.
+ */
+const commands = {
+  run: () => import("./RunCommand.ts").then((module) => ({ usage: module.runUsage, run: module.runCommand })),
+  demo: () => import("./DemoCommand.ts").then((module) => ({ usage: module.demoUsage, run: module.demoCommand })),
+  parse: () => import("./ParseCommand.ts").then((module) => ({ usage: module.parseUsage, run: module.parseCommand })),
+  config: () =>
+    import("./ConfigCommand.ts").then((module) => ({ usage: module.configUsage, run: module.configCommand })),
+  where: () => import("./WhereCommand.ts").then((module) => ({ usage: module.whereUsage, run: module.whereCommand })),
+  tail: () => import("./TailCommand.ts").then((module) => ({ usage: module.tailUsage, run: module.tailCommand })),
 }
+
+type CommandName = keyof typeof commands
+
+const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name)
 
 const wantsHelp = (argv: ReadonlyArray<string>): boolean => argv.includes("--help") || argv.includes("-h")
 
@@ -50,32 +54,21 @@ export const main = Effect.fn("main")(function* (argv: ReadonlyArray<string>) {
   }
   if (command === "--help" || command === "-h" || command === "help") {
     const topic = command === "help" ? rest[0] : undefined
-    yield* io.stdout((topic === undefined ? undefined : usages[topic]) ?? mainUsage)
+    const usage = isCommand(topic) ? (yield* Effect.promise(commands[topic])).usage : mainUsage
+    yield* io.stdout(usage)
     return ExitCode.ok
   }
   if (command === "version" || command === "--version") {
     yield* io.stdout(`gpu-serials ${serviceVersion} (schema ${recordSchema}, node ${process.versions.node})\n`)
     return ExitCode.ok
   }
-  const usage = usages[command]
-  if (usage !== undefined && wantsHelp(rest)) {
-    yield* io.stdout(usage)
+  if (!isCommand(command)) {
+    return yield* usageFailure(command, [{ message: `unknown command ${command}` }], mainUsage)
+  }
+  const loaded = yield* Effect.promise(commands[command])
+  if (wantsHelp(rest)) {
+    yield* io.stdout(loaded.usage)
     return ExitCode.ok
   }
-  switch (command) {
-    case "parse":
-      return yield* parseCommand(rest)
-    case "config":
-      return yield* configCommand(rest)
-    case "run":
-      return yield* runCommand(rest)
-    case "demo":
-      return yield* demoCommand(rest)
-    case "where":
-      return yield* whereCommand(rest)
-    case "tail":
-      return yield* tailCommand(rest)
-    default:
-      return yield* usageFailure(command, [{ message: `unknown command ${command}` }], mainUsage)
-  }
+  return yield* loaded.run(rest)
 })
