@@ -27,9 +27,9 @@ whose driver is broken. The kubeconfig path is printed, so kubectl can look at t
 the demo runs, and the kubectl command that shows the node labels with GPU serials. The health
 server listens on 127.0.0.1 and a free port unless --server-address/SERVER_ADDRESS or
 --server-port/SERVER_PORT say otherwise. The removal grace is 10s, so GPUs of nodes that leave are
-removed while the demo runs, unless --removal-grace or REMOVAL_GRACE says otherwise. With the http exporter in the pipeline (--exporter stdout,http),
-records go to an HTTP receiver the demo runs on 127.0.0.1, counted in the summary, unless
---http-endpoint or HTTP_ENDPOINT names another.
+removed while the demo runs, unless --removal-grace or REMOVAL_GRACE says otherwise. With the
+http exporter in the pipeline (--exporter stdout,http), records go to an HTTP receiver the demo
+runs on 127.0.0.1, counted in the summary, unless --http-endpoint or HTTP_ENDPOINT names another.
 
   --nodes N          GPU nodes (default 8)
   --duration D       how long to run, Go syntax (default 20s; 0 runs until Ctrl-C)
