@@ -24,18 +24,35 @@ configuration error, 143 or 130 after a second SIGTERM or SIGINT during shutdown
 `
 
 /**
- * Each command's module, imported only when that command runs: a command loads the client libraries it
- * uses (Kubernetes, OpenTelemetry, NATS, PostgreSQL) and no other command's, so `version`, `parse` and
- * `config` start without any.
+ * Each command's module, imported only when that command runs, and its help, imported apart from it: a
+ * command loads the client libraries it uses (Kubernetes, OpenTelemetry, NATS, PostgreSQL) and no other
+ * command's, so `version`, `parse`, `config` and every `--help` start without any.
  */
 const commands = {
-  run: () => import("./RunCommand.ts").then((module) => ({ usage: module.runUsage, run: module.runCommand })),
-  demo: () => import("./DemoCommand.ts").then((module) => ({ usage: module.demoUsage, run: module.demoCommand })),
-  parse: () => import("./ParseCommand.ts").then((module) => ({ usage: module.parseUsage, run: module.parseCommand })),
-  config: () =>
-    import("./ConfigCommand.ts").then((module) => ({ usage: module.configUsage, run: module.configCommand })),
-  where: () => import("./WhereCommand.ts").then((module) => ({ usage: module.whereUsage, run: module.whereCommand })),
-  tail: () => import("./TailCommand.ts").then((module) => ({ usage: module.tailUsage, run: module.tailCommand })),
+  run: {
+    usage: () => import("./RunUsage.ts").then((module) => module.runUsage),
+    command: () => import("./RunCommand.ts").then((module) => module.runCommand),
+  },
+  demo: {
+    usage: () => import("./DemoUsage.ts").then((module) => module.demoUsage),
+    command: () => import("./DemoCommand.ts").then((module) => module.demoCommand),
+  },
+  parse: {
+    usage: () => import("./ParseCommand.ts").then((module) => module.parseUsage),
+    command: () => import("./ParseCommand.ts").then((module) => module.parseCommand),
+  },
+  config: {
+    usage: () => import("./ConfigCommand.ts").then((module) => module.configUsage),
+    command: () => import("./ConfigCommand.ts").then((module) => module.configCommand),
+  },
+  where: {
+    usage: () => import("./WhereUsage.ts").then((module) => module.whereUsage),
+    command: () => import("./WhereCommand.ts").then((module) => module.whereCommand),
+  },
+  tail: {
+    usage: () => import("./TailUsage.ts").then((module) => module.tailUsage),
+    command: () => import("./TailCommand.ts").then((module) => module.tailCommand),
+  },
 }
 
 type CommandName = keyof typeof commands
@@ -54,7 +71,7 @@ export const main = Effect.fn("main")(function* (argv: ReadonlyArray<string>) {
   }
   if (command === "--help" || command === "-h" || command === "help") {
     const topic = command === "help" ? rest[0] : undefined
-    const usage = isCommand(topic) ? (yield* Effect.promise(commands[topic])).usage : mainUsage
+    const usage = isCommand(topic) ? yield* Effect.promise(commands[topic].usage) : mainUsage
     yield* io.stdout(usage)
     return ExitCode.ok
   }
@@ -65,10 +82,10 @@ export const main = Effect.fn("main")(function* (argv: ReadonlyArray<string>) {
   if (!isCommand(command)) {
     return yield* usageFailure(command, [{ message: `unknown command ${command}` }], mainUsage)
   }
-  const loaded = yield* Effect.promise(commands[command])
   if (wantsHelp(rest)) {
-    yield* io.stdout(loaded.usage)
+    yield* io.stdout(yield* Effect.promise(commands[command].usage))
     return ExitCode.ok
   }
-  return yield* loaded.run(rest)
+  const run = yield* Effect.promise(commands[command].command)
+  return yield* run(rest)
 })
