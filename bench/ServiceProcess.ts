@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { upToDateCompiledCli } from "../test/support/CompiledCli.ts"
 
 const repositoryRoot = fileURLToPath(new URL("../", import.meta.url))
 const clockTicksPerSecond = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100
@@ -20,12 +21,12 @@ export const peakRssMegabytes = (pid: number): number => {
   return Number(line?.replace(/\D+/g, "") ?? 0) / 1024
 }
 
-/** `gpu-serials run` as a separate process; `onRecord` sees each record line as it arrives on stdout. */
+/** The compiled `gpu-serials run` (what ships) as a separate process; `onRecord` sees each record line as it arrives on stdout. */
 export const startServiceProcess = (
   args: ReadonlyArray<string>,
   onRecord: (record: { readonly node: string; readonly event: string }) => void,
 ): ChildProcess => {
-  const child = spawn(process.execPath, ["bin/gpu-serials.ts", "run", ...args], {
+  const child = spawn(process.execPath, [upToDateCompiledCli(), "run", ...args], {
     cwd: repositoryRoot,
     // SERVICE_NODE_OPTIONS becomes the service's NODE_OPTIONS, so V8 heap settings can be compared.
     env: {

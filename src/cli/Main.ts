@@ -1,15 +1,9 @@
 import { Effect } from "effect"
 import { recordSchema } from "../domain/GpuRecord.ts"
 import { CliIo } from "./CliIo.ts"
-import { configCommand, configUsage } from "./ConfigCommand.ts"
-import { demoCommand, demoUsage } from "./DemoCommand.ts"
 import { ExitCode } from "./ExitCode.ts"
-import { parseCommand, parseUsage } from "./ParseCommand.ts"
-import { runCommand, runUsage } from "./RunCommand.ts"
-import { tailCommand, tailUsage } from "./TailCommand.ts"
 import { usageFailure } from "./UsageFailure.ts"
 import { serviceVersion } from "./Version.ts"
-import { whereCommand, whereUsage } from "./WhereCommand.ts"
 
 export const mainUsage = `gpu-serials ${serviceVersion}: where every physical GPU of a Kubernetes cluster is.
 
@@ -29,14 +23,41 @@ Commands:
 configuration error, 143 or 130 after a second SIGTERM or SIGINT during shutdown.
 `
 
-const usages: Readonly<Record<string, string>> = {
-  run: runUsage,
-  demo: demoUsage,
-  parse: parseUsage,
-  config: configUsage,
-  where: whereUsage,
-  tail: tailUsage,
+/**
+ * Each command's module, imported only when that command runs, and its help, imported apart from it: a
+ * command loads the client libraries it uses (Kubernetes, OpenTelemetry, NATS, PostgreSQL) and no other
+ * command's, so `version`, `parse`, `config` and every `--help` start without any.
+ */
+const commands = {
+  run: {
+    usage: () => import("./RunUsage.ts").then((module) => module.runUsage),
+    command: () => import("./RunCommand.ts").then((module) => module.runCommand),
+  },
+  demo: {
+    usage: () => import("./DemoUsage.ts").then((module) => module.demoUsage),
+    command: () => import("./DemoCommand.ts").then((module) => module.demoCommand),
+  },
+  parse: {
+    usage: () => import("./ParseCommand.ts").then((module) => module.parseUsage),
+    command: () => import("./ParseCommand.ts").then((module) => module.parseCommand),
+  },
+  config: {
+    usage: () => import("./ConfigCommand.ts").then((module) => module.configUsage),
+    command: () => import("./ConfigCommand.ts").then((module) => module.configCommand),
+  },
+  where: {
+    usage: () => import("./WhereUsage.ts").then((module) => module.whereUsage),
+    command: () => import("./WhereCommand.ts").then((module) => module.whereCommand),
+  },
+  tail: {
+    usage: () => import("./TailUsage.ts").then((module) => module.tailUsage),
+    command: () => import("./TailCommand.ts").then((module) => module.tailCommand),
+  },
 }
+
+type CommandName = keyof typeof commands
+
+const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name)
 
 const wantsHelp = (argv: ReadonlyArray<string>): boolean => argv.includes("--help") || argv.includes("-h")
 
@@ -50,32 +71,21 @@ export const main = Effect.fn("main")(function* (argv: ReadonlyArray<string>) {
   }
   if (command === "--help" || command === "-h" || command === "help") {
     const topic = command === "help" ? rest[0] : undefined
-    yield* io.stdout((topic === undefined ? undefined : usages[topic]) ?? mainUsage)
+    const usage = isCommand(topic) ? yield* Effect.promise(commands[topic].usage) : mainUsage
+    yield* io.stdout(usage)
     return ExitCode.ok
   }
   if (command === "version" || command === "--version") {
     yield* io.stdout(`gpu-serials ${serviceVersion} (schema ${recordSchema}, node ${process.versions.node})\n`)
     return ExitCode.ok
   }
-  const usage = usages[command]
-  if (usage !== undefined && wantsHelp(rest)) {
-    yield* io.stdout(usage)
+  if (!isCommand(command)) {
+    return yield* usageFailure(command, [{ message: `unknown command ${command}` }], mainUsage)
+  }
+  if (wantsHelp(rest)) {
+    yield* io.stdout(yield* Effect.promise(commands[command].usage))
     return ExitCode.ok
   }
-  switch (command) {
-    case "parse":
-      return yield* parseCommand(rest)
-    case "config":
-      return yield* configCommand(rest)
-    case "run":
-      return yield* runCommand(rest)
-    case "demo":
-      return yield* demoCommand(rest)
-    case "where":
-      return yield* whereCommand(rest)
-    case "tail":
-      return yield* tailCommand(rest)
-    default:
-      return yield* usageFailure(command, [{ message: `unknown command ${command}` }], mainUsage)
-  }
+  const run = yield* Effect.promise(commands[command].command)
+  return yield* run(rest)
 })

@@ -10,20 +10,7 @@ import { CliIo } from "./CliIo.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { terminalText } from "./TerminalText.ts"
 import { optionProblem, usageFailure } from "./UsageFailure.ts"
-
-export const whereUsage = `Usage: gpu-serials where SERIAL|UUID [--cluster NAME] [--format table|json] [NATS FLAGS]
-
-Prints where a GPU is now, from the NATS KV bucket of current locations the service keeps: the GPU
-with that uuid, or every GPU with that serial (a GB200 module's two GPUs share one), in every cluster
-that writes to the bucket, one row per GPU and cluster. Exits 1 when the bucket knows no such GPU or
-NATS cannot be reached.
-
-  --cluster NAME        only the locations of this cluster (its CLUSTER_NAME)
-  --format table|json   an aligned table (default) or one JSON location per line
-
-NATS connection: the NATS_* environment variables of the nats exporter, or its flags
-(--nats-url, --nats-kv-bucket, --nats-creds, --nats-user, --nats-tls-ca, --nats-tls-cert, --nats-tls-key).
-`
+import { whereUsage } from "./WhereUsage.ts"
 
 const formats = ["table", "json"] as const
 

@@ -2,11 +2,9 @@ import type { ComponentFactory } from "../component/Component.ts"
 import type { Configured } from "../config/ComponentSettings.ts"
 import type { Setting } from "../config/Setting.ts"
 import * as HttpExporter from "../exporter/http/HttpExporter.ts"
-import * as NatsExporter from "../exporter/nats/NatsExporter.ts"
-import * as NatsKvInventoryStore from "../exporter/nats/NatsKvInventoryStore.ts"
-import * as OtlpExporter from "../exporter/otlp/OtlpExporter.ts"
-import * as PostgresExporter from "../exporter/postgres/PostgresExporter.ts"
-import * as PostgresInventoryStore from "../exporter/postgres/PostgresInventoryStore.ts"
+import { natsSettings } from "../exporter/nats/NatsConfig.ts"
+import { otlpSettings } from "../exporter/otlp/OtlpConfig.ts"
+import { postgresSettings } from "../exporter/postgres/PostgresConfig.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import { type ComponentFactories, ComponentRegistry } from "../pipeline/ComponentRegistry.ts"
 import type { ExporterFactory } from "../pipeline/Exporter.ts"
@@ -16,8 +14,9 @@ import type { Receiver } from "../pipeline/Receiver.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
 import type { StoreFactory } from "../processor/inventory/InventoryStore.ts"
 import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
-import { factory as kubeExecFactory } from "../receiver/kube/KubeExecFactory.ts"
-import * as NodeLabelsInventoryStore from "../receiver/kube/NodeLabelsInventoryStore.ts"
+import { type KubeExecConfig, kubeExecSettings } from "../receiver/kube/KubeExecConfig.ts"
+import { keeperProblem, nodeLabelsStoreName } from "../receiver/kube/NodeLabelsStoreKeeper.ts"
+import { onDemand, onDemandElector, onDemandStore } from "./OnDemandFactory.ts"
 import type { PipelineServices } from "./PipelineServices.ts"
 
 /**
@@ -51,21 +50,53 @@ export interface Distribution extends ComponentFactories {
   readonly stores: ReadonlyArray<StoreFactory>
 }
 
+/** The `kube_exec` receiver's implementation, which loads the Kubernetes client. */
+const kubeExec = () => import("../receiver/kube/KubeExecFactory.ts").then((module) => module.factory)
+
+/**
+ * The components of this build. Those whose implementation imports a client library (Kubernetes,
+ * OpenTelemetry, NATS, PostgreSQL) are listed on demand: their settings are here, their implementation is
+ * imported when the service creates one, so the commands that only read the configuration start fast.
+ */
 export const builtinComponents: Distribution = {
-  receivers: [kubeExecFactory],
+  receivers: [
+    {
+      ...onDemand({ kind: "receiver", type: "kube_exec", settings: kubeExecSettings }, kubeExec),
+      elector: onDemandElector(kubeExec),
+    },
+  ],
   processors: [inventoryFactory],
   exporters: [
     StdoutExporter.factory,
-    OtlpExporter.factory,
-    NatsExporter.factory,
+    onDemand({ kind: "exporter", type: "otlp", settings: otlpSettings }, () =>
+      import("../exporter/otlp/OtlpExporter.ts").then((module) => module.factory),
+    ),
+    onDemand({ kind: "exporter", type: "nats", settings: natsSettings }, () =>
+      import("../exporter/nats/NatsExporter.ts").then((module) => module.factory),
+    ),
     HttpExporter.factory,
-    PostgresExporter.factory,
+    onDemand({ kind: "exporter", type: "postgres", settings: postgresSettings }, () =>
+      import("../exporter/postgres/PostgresExporter.ts").then((module) => module.factory),
+    ),
   ],
   stores: [
     MemoryInventoryStore.storeFactory,
-    NodeLabelsInventoryStore.storeFactory,
-    NatsKvInventoryStore.storeFactory,
-    PostgresInventoryStore.storeFactory,
+    onDemandStore(
+      {
+        type: nodeLabelsStoreName,
+        keptBy: "receiver",
+        receiverType: "kube_exec",
+        // The service passes the config the `kube_exec` receiver's own settings built.
+        keeperProblem: (config) => keeperProblem(config as KubeExecConfig),
+      },
+      () => import("../receiver/kube/NodeLabelsInventoryStore.ts").then((module) => module.storeFactory),
+    ),
+    onDemandStore({ type: "nats", keptBy: "exporter" }, () =>
+      import("../exporter/nats/NatsKvInventoryStore.ts").then((module) => module.storeFactory),
+    ),
+    onDemandStore({ type: "postgres", keptBy: "exporter" }, () =>
+      import("../exporter/postgres/PostgresInventoryStore.ts").then((module) => module.storeFactory),
+    ),
   ],
 }
 

@@ -3,12 +3,14 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { upToDateCompiledCli } from "../support/CompiledCli.ts"
 import { gpuSerials, jsonLines, repositoryRoot } from "./GpuSerialsCli.ts"
 
-/** A copy of what the image holds: the product's files and its dependencies, without the development packages. */
+/** A copy of what the image holds: the compiled product, its config and its dependencies, without the development packages. */
 const productionLikeTree = (): string => {
   const tree = mkdtempSync(join(tmpdir(), "gpu-serials-image-"))
-  for (const entry of ["bin", "src", "config", "package.json"]) {
+  upToDateCompiledCli()
+  for (const entry of ["dist", "config", "package.json"]) {
     cpSync(join(repositoryRoot, entry), join(tree, entry), { recursive: true })
   }
   mkdirSync(join(tree, "node_modules"))
@@ -108,7 +110,7 @@ describe("gpu-serials demo", () => {
   it("exits 1 with one line saying so where the simulated cluster is not installed", () => {
     const tree = productionLikeTree()
     try {
-      const run = spawnSync(process.execPath, ["bin/gpu-serials.ts", "demo", "--duration", "1s"], {
+      const run = spawnSync(process.execPath, [upToDateCompiledCli(), "demo", "--duration", "1s"], {
         cwd: tree,
         env: { PATH: process.env.PATH ?? "" },
         encoding: "utf8",

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { upToDateCompiledCli } from "../support/CompiledCli.ts"
 
 export const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url))
 
@@ -9,7 +10,7 @@ export interface CliRun {
   readonly stderr: string
 }
 
-/** Runs the real `gpu-serials` entry point under the project's Node, with only the given environment. */
+/** Runs the compiled `gpu-serials` entry point (what ships) under the project's Node, with only the given environment. */
 export const gpuSerials = (
   args: ReadonlyArray<string>,
   options: {
@@ -18,7 +19,7 @@ export const gpuSerials = (
     readonly timeoutMs?: number
   } = {},
 ): CliRun => {
-  const result = spawnSync(process.execPath, ["bin/gpu-serials.ts", ...args], {
+  const result = spawnSync(process.execPath, [upToDateCompiledCli(), ...args], {
     cwd: repositoryRoot,
     env: { PATH: process.env.PATH ?? "", ...options.env },
     encoding: "utf8",
@@ -43,12 +44,12 @@ export interface RunningCli {
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-/** Starts the real `gpu-serials` entry point in the background, with only the given environment. */
+/** Starts the compiled `gpu-serials` entry point in the background, with only the given environment. */
 export const startGpuSerials = (
   args: ReadonlyArray<string>,
   env: Readonly<Record<string, string>> = {},
 ): RunningCli => {
-  const child = spawn(process.execPath, ["bin/gpu-serials.ts", ...args], {
+  const child = spawn(process.execPath, [upToDateCompiledCli(), ...args], {
     cwd: repositoryRoot,
     env: { PATH: process.env.PATH ?? "", ...env },
   })

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
 import { freePort } from "../../src/telemetry/FreePort.ts"
+import { upToDateCompiledCli } from "../support/CompiledCli.ts"
 import { gpuSerials, repositoryRoot } from "./GpuSerialsCli.ts"
 
 let cluster: SimulatedCluster | undefined
@@ -30,7 +31,7 @@ describe("gpu-serials run", () => {
     const child = spawn(
       process.execPath,
       [
-        "bin/gpu-serials.ts",
+        upToDateCompiledCli(),
         "run",
         "--kubeconfig",
         cluster.kubeconfigPath,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/telemetry/FreePort.ts"
 import { type NatsServer, startNatsServer } from "../exporter/nats/NatsServer.ts"
 import { type OtlpReceiver, startOtlpReceiver } from "../exporter/otlp/OtlpReceiver.ts"
+import { upToDateCompiledCli } from "../support/CompiledCli.ts"
 import { gpuSerials, repositoryRoot } from "./GpuSerialsCli.ts"
 
 /** A distinct secret per place a secret can be given, so a leak names its source. */
@@ -121,7 +122,7 @@ const runService = async (
   const port = await freePort()
   const child = spawn(
     process.execPath,
-    ["bin/gpu-serials.ts", "run", "--kubeconfig", cluster.kubeconfigPath, "--server-port", String(port)],
+    [upToDateCompiledCli(), "run", "--kubeconfig", cluster.kubeconfigPath, "--server-port", String(port)],
     { cwd: repositoryRoot, env: { PATH: process.env.PATH ?? "", ...env } },
   )
   let stdout = ""

@@ -8,6 +8,7 @@ import { upsert } from "../../src/processor/inventory/InventoryChange.ts"
 import type { KnownGpu } from "../../src/processor/inventory/KnownGpu.ts"
 import { addedEvent } from "../exporter/InventoryEvents.ts"
 import { type NatsServer, startNatsServer } from "../exporter/nats/NatsServer.ts"
+import { upToDateCompiledCli } from "../support/CompiledCli.ts"
 import { gpuSerials, jsonLines, repositoryRoot } from "./GpuSerialsCli.ts"
 
 let server: NatsServer
@@ -129,7 +130,7 @@ describe("gpu-serials where and tail", () => {
   it("tail prints the records of the node it follows as they are published, then stops after --count", async () => {
     const child = spawn(
       process.execPath,
-      ["bin/gpu-serials.ts", "tail", "--node", "ip-10-0-1-17.eu-west-1.compute.internal", "--count", "2"],
+      [upToDateCompiledCli(), "tail", "--node", "ip-10-0-1-17.eu-west-1.compute.internal", "--count", "2"],
       { cwd: repositoryRoot, env: { PATH: process.env.PATH ?? "", NATS_URL: server.url } },
     )
     let stdout = ""

@@ -7,9 +7,7 @@ import { type ClusterNode, clusterNodeOf } from "./ClusterNode.ts"
 import { gpusOfLabels } from "./GpuNodeLabels.ts"
 import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
 import type { KubeExecConfig } from "./KubeExecConfig.ts"
-
-/** The name the inventory's `store` setting gives this store. */
-export const nodeLabelsStoreName = "node-labels"
+import { keeperProblem, nodeLabelsStoreName } from "./NodeLabelsStoreKeeper.ts"
 
 /** Nodes per list page when the store is read. */
 const pageSize = 500
@@ -80,12 +78,6 @@ export const make = (api: KubeApi["Service"], config: Pick<KubeExecConfig, "name
     ),
     apply: () => Effect.void,
   })
-
-/** Why a receiver config cannot keep the `node-labels` store; nothing when it can. */
-export const keeperProblem = (config: KubeExecConfig): string | undefined =>
-  config.nodeLabels.enabled
-    ? undefined
-    : `inventory store "${nodeLabelsStoreName}" is written by the node labeller: it needs node labels enabled (LABELS_ENABLED)`
 
 /** The `node-labels` store, kept by the pipeline's `kube_exec` receiver: it reads the cluster that receiver reads. */
 export const storeFactory: StoreFactory = {

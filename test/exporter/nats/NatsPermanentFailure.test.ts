@@ -8,6 +8,7 @@ import { connect } from "@nats-io/transport-node"
 import { afterEach, describe, expect, it } from "vitest"
 import { freePort } from "../../../src/telemetry/FreePort.ts"
 import { repositoryRoot } from "../../cli/GpuSerialsCli.ts"
+import { upToDateCompiledCli } from "../../support/CompiledCli.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"
 
 let server: NatsServer | undefined
@@ -44,7 +45,15 @@ const runService = async (env: Readonly<Record<string, string>>, config?: string
   }
   const child = spawn(
     process.execPath,
-    ["bin/gpu-serials.ts", "run", "--kubeconfig", cluster.kubeconfigPath, "--server-port", String(port), ...configArgs],
+    [
+      upToDateCompiledCli(),
+      "run",
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--server-port",
+      String(port),
+      ...configArgs,
+    ],
     {
       cwd: repositoryRoot,
       env: { PATH: process.env.PATH ?? "", CLUSTER_NAME: "prod-eu", EXPORTER_TYPE: "nats", ...env },

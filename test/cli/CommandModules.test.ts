@@ -1,0 +1,90 @@
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { upToDateCompiledCli } from "../support/CompiledCli.ts"
+import { describeWithFixtures, fixtureDirectory } from "../support/fixtures.ts"
+import { repositoryRoot } from "./GpuSerialsCli.ts"
+
+/** The client libraries only the commands that talk to a cluster, a collector, NATS or PostgreSQL may load. */
+const heavyPackages = ["@kubernetes/client-node", "@opentelemetry/", "@nats-io/", "pg", "ws"]
+
+const recordFolder = mkdtempSync(join(tmpdir(), "gpu-serials-modules-"))
+afterAll(() => rmSync(recordFolder, { recursive: true, force: true }))
+
+let runs = 0
+
+/** Runs the compiled CLI with a module hook; answers its exit status and the packages it loaded. */
+const loadedPackages = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) => {
+  runs += 1
+  const record = join(recordFolder, `run-${runs}.txt`)
+  const run = spawnSync(
+    process.execPath,
+    ["--import", "./test/support/ModuleLoadRecorder.ts", upToDateCompiledCli(), ...args],
+    {
+      cwd: repositoryRoot,
+      env: { PATH: process.env.PATH ?? "", MODULE_LOAD_RECORD: record, ...env },
+      encoding: "utf8",
+      timeout: 20_000,
+    },
+  )
+  const urls = readFileSync(record, "utf8").split("\n")
+  const packages = heavyPackages.filter((name) =>
+    urls.some((url) => url.includes(`/node_modules/${name}${name.endsWith("/") ? "" : "/"}`)),
+  )
+  return { status: run.status, stderr: run.stderr, packages, modules: urls.length }
+}
+
+describe("the modules a command loads", () => {
+  it("version and the help of every command load no client library", () => {
+    const helps = ["run", "demo", "parse", "config", "where", "tail"].map((command) => [command, "--help"])
+    for (const args of [["version"], ["--help"], ["help", "run"], ...helps]) {
+      const run = loadedPackages(args)
+      expect(run.status, run.stderr).toBe(0)
+      expect(run.packages, args.join(" ")).toEqual([])
+    }
+  })
+
+  it("config validate and config print load no client library, even with every exporter configured", () => {
+    const env = {
+      CLUSTER_NAME: "prod",
+      EXPORTER_TYPE: "stdout,otlp,nats,http,postgres",
+      OTLP_ENDPOINT: "http://127.0.0.1:4318",
+      NATS_URL: "nats://127.0.0.1:4222",
+      HTTP_ENDPOINT: "http://127.0.0.1:8080/gpus",
+      POSTGRES_URL: "postgres://gpu-serials@127.0.0.1:5432/gpus",
+      INVENTORY_STORE: "nats",
+    }
+    for (const args of [
+      ["config", "validate"],
+      ["config", "print"],
+    ]) {
+      const run = loadedPackages(args, env)
+      expect(run.status, run.stderr).toBe(0)
+      expect(run.packages, args.join(" ")).toEqual([])
+    }
+  })
+
+  it("run loads the Kubernetes client, OpenTelemetry and NATS, which it uses", () => {
+    const run = loadedPackages(["run", "--kubeconfig", "/nonexistent/kubeconfig"], {
+      CLUSTER_NAME: "prod",
+      EXPORTER_TYPE: "stdout,nats",
+      NATS_URL: "nats://127.0.0.1:1",
+    })
+    expect(run.stderr).toContain("cannot load the Kubernetes configuration from /nonexistent/kubeconfig")
+    expect(run.status).toBe(1)
+    expect(run.packages).toEqual(expect.arrayContaining(["@kubernetes/client-node", "@opentelemetry/", "@nats-io/"]))
+  })
+})
+
+describeWithFixtures("the modules parse loads", () => {
+  it("parse of a capture loads no client library", () => {
+    const run = loadedPackages([
+      "parse",
+      join(fixtureDirectory, "h100-80gb-hbm3-x8-driver570-v12-real-serials-gpuid.xml"),
+    ])
+    expect(run.status, run.stderr).toBe(0)
+    expect(run.packages).toEqual([])
+  })
+})
