@@ -1,5 +1,6 @@
 import { cpus } from "node:os"
 import { httpBench } from "./HttpBench.ts"
+import { inventoryBench } from "./InventoryBench.ts"
 import { natsBench } from "./NatsBench.ts"
 import { otlpBench } from "./OtlpBench.ts"
 import { parseBench } from "./ParseBench.ts"
@@ -19,6 +20,7 @@ const print = (lines: ReadonlyArray<string>): void => {
 process.stdout.write(`gpu-serials benchmarks on ${machine}\n\n`)
 if (wanted("parse")) print(parseBench())
 if (wanted("worst")) print(worstInputBench())
+if (wanted("inventory")) print(inventoryBench())
 if (wanted("otlp")) print(await otlpBench())
 if (wanted("nats")) print(await natsBench())
 if (wanted("http")) print(await httpBench())
