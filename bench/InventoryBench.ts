@@ -10,11 +10,10 @@ const gpusPerNode = 8
 const settings: InventoryParameters = { cluster: "bench", reportIntervalMs: 3_600_000, removalGraceMs: 300_000 }
 const start = Date.UTC(2026, 0, 1)
 
-setFlagsFromString("--expose-gc")
-const collectGarbage = runInNewContext("gc") as () => void
-
 /** Heap in use after two full collections, in bytes. */
 const liveHeap = (): number => {
+  setFlagsFromString("--expose-gc")
+  const collectGarbage = runInNewContext("gc") as () => void
   collectGarbage()
   collectGarbage()
   return process.memoryUsage().heapUsed
