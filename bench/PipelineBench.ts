@@ -37,7 +37,8 @@ const boundGoal = 0.9
 const benchModelMix = { "h100-hgx": 30, "gb200-nvl72": 10, "a100-mig": 15, t4: 20, l40s: 15, rtx4090: 5 }
 const latencyProbes = 60
 const probesPerSecond = 5
-const syncTimeoutMs = 600_000
+/** Deadline of the initial sync: 10 minutes, or 50 ms per node for larger fleets on a loaded machine. */
+const syncTimeoutMs = (nodes: number): number => Math.max(600_000, nodes * 50)
 
 const ratio = (value: number, goal: number): string => `${(value / goal).toFixed(2)}×`
 
@@ -106,14 +107,14 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
   )
   const pid = service.child.pid ?? 0
   try {
-    const ready = timeToReady(service, port, syncTimeoutMs)
+    const ready = timeToReady(service, port, syncTimeoutMs(scenario.nodes))
     ready.catch(() => undefined)
     const synced = scenario.nodes - probes.length
-    await waitUntil(() => firstRecord.size >= 1, syncTimeoutMs, "the first record")
+    await waitUntil(() => firstRecord.size >= 1, syncTimeoutMs(scenario.nodes), "the first record")
     const cpuAtFirst = cpuMillis(pid)
     const execsAtFirst = cluster.stats().execs
     const startedAt = Math.min(...firstRecord.values())
-    await waitUntil(() => firstRecord.size >= synced, syncTimeoutMs, "the initial sync")
+    await waitUntil(() => firstRecord.size >= synced, syncTimeoutMs(scenario.nodes), "the initial sync")
     const finishedAt = Math.max(...firstRecord.values())
     const cpuSpent = cpuMillis(pid) - cpuAtFirst
     const seconds = (finishedAt - startedAt) / 1000
