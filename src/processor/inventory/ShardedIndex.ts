@@ -43,18 +43,15 @@ export class ShardedIndex<V> implements ReadonlyMap<string, V> {
   }
 
   *entries(): MapIterator<[string, V]> {
-    for (const branch of this.root) {
-      if (branch === undefined) continue
-      for (const shard of branch) if (shard !== undefined) yield* shard.entries()
-    }
+    for (const shard of this.shards()) yield* shard.entries()
   }
 
   *keys(): MapIterator<string> {
-    for (const [key] of this.entries()) yield key
+    for (const shard of this.shards()) yield* shard.keys()
   }
 
   *values(): MapIterator<V> {
-    for (const [, value] of this.entries()) yield value
+    for (const shard of this.shards()) yield* shard.values()
   }
 
   [Symbol.iterator](): MapIterator<[string, V]> {
@@ -63,6 +60,15 @@ export class ShardedIndex<V> implements ReadonlyMap<string, V> {
 
   forEach(callback: (value: V, key: string, map: ReadonlyMap<string, V>) => void): void {
     for (const [key, value] of this.entries()) callback(value, key, this)
+  }
+
+  private shards(): ReadonlyArray<Map<string, V>> {
+    const shards: Array<Map<string, V>> = []
+    for (const branch of this.root) {
+      if (branch === undefined) continue
+      for (const shard of branch) if (shard !== undefined && shard.size > 0) shards.push(shard)
+    }
+    return shards
   }
 }
 
