@@ -32,3 +32,13 @@ export const sample = (
 
 /** A figure against its budget: `ratio` < 1 means within budget for "at most" bounds. */
 export const againstBudget = (value: number, budget: number): string => `${(value / budget).toFixed(2)}× of budget`
+
+/** Figures of repeated runs as `min / median` (one figure alone when there was one run); `digits` after the point. */
+export const minMedian = (values: ReadonlyArray<number>, digits: number): string => {
+  const middle = median(values).toFixed(digits)
+  return values.length <= 1 ? middle : `${Math.min(...values).toFixed(digits)} / ${middle}`
+}
+
+/** The median of repeated runs' figures, the one a ratio to the goal is taken of. */
+export const median = (values: ReadonlyArray<number>): number =>
+  [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? 0

@@ -1,10 +1,22 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { upToDateCompiledCli } from "../test/support/CompiledCli.ts"
+import WebSocket from "ws"
 
-const repositoryRoot = fileURLToPath(new URL("../", import.meta.url))
+export const repositoryRoot = fileURLToPath(new URL("../", import.meta.url))
 const clockTicksPerSecond = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100
+const inspectorDeadlineMs = 30_000
+
+/** The file `gpu-serials` runs, as package.json's `bin` names it now (source or a build), absolute. */
+export const cliEntry = (): string => {
+  const manifest = JSON.parse(readFileSync(join(repositoryRoot, "package.json"), "utf8")) as {
+    readonly bin?: Readonly<Record<string, string>>
+  }
+  const entry = manifest.bin?.["gpu-serials"]
+  if (entry === undefined) throw new Error("package.json names no bin gpu-serials")
+  return join(repositoryRoot, entry)
+}
 
 /** CPU time (user + system) a process has used so far, in milliseconds, from /proc. */
 export const cpuMillis = (pid: number): number => {
@@ -21,12 +33,27 @@ export const peakRssMegabytes = (pid: number): number => {
   return Number(line?.replace(/\D+/g, "") ?? 0) / 1024
 }
 
-/** The compiled `gpu-serials run` (what ships) as a separate process; `onRecord` sees each record line as it arrives on stdout. */
+/** `gpu-serials run` in its own process, with the V8 inspector on a free loopback port for heap figures. */
+export interface ServiceProcess {
+  readonly child: ChildProcess
+  /** `performance.now()` just before the process was spawned. */
+  readonly startedAt: number
+  /** The inspector's WebSocket URL, once the process has printed it. */
+  readonly inspector: Promise<string>
+}
+
+const inspectorBanner = /^Debugger listening on (ws:\/\/\S+)/
+/** What Node prints about the inspector itself: kept off the bench output. */
+const inspectorNoise =
+  /^(Debugger (listening on|attached\.|ending on)|For help, see: https:\/\/nodejs\.org|Waiting for the debugger)/
+
+/** `gpu-serials run` as a separate process; `onRecord` sees each record line as it arrives on stdout. */
 export const startServiceProcess = (
   args: ReadonlyArray<string>,
   onRecord: (record: { readonly node: string; readonly event: string }) => void,
-): ChildProcess => {
-  const child = spawn(process.execPath, [upToDateCompiledCli(), "run", ...args], {
+): ServiceProcess => {
+  const startedAt = performance.now()
+  const child = spawn(process.execPath, ["--inspect=127.0.0.1:0", cliEntry(), "run", ...args], {
     cwd: repositoryRoot,
     // SERVICE_NODE_OPTIONS becomes the service's NODE_OPTIONS, so V8 heap settings can be compared.
     env: {
@@ -34,7 +61,7 @@ export const startServiceProcess = (
       LOG_LEVEL: "warn",
       ...(process.env.SERVICE_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS }),
     },
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "pipe", "pipe"],
   })
   let pending = ""
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -43,11 +70,82 @@ export const startServiceProcess = (
     pending = lines.pop() ?? ""
     for (const line of lines) if (line !== "") onRecord(JSON.parse(line) as { node: string; event: string })
   })
-  return child
+  const inspector = new Promise<string>((resolve, reject) => {
+    let errors = ""
+    child.stderr?.on("data", (chunk: Buffer) => {
+      errors += chunk.toString()
+      const lines = errors.split("\n")
+      errors = lines.pop() ?? ""
+      for (const line of lines) {
+        const banner = inspectorBanner.exec(line)
+        if (banner?.[1] !== undefined) resolve(banner[1])
+        if (!inspectorNoise.test(line)) process.stderr.write(`${line}\n`)
+      }
+    })
+    child.once("exit", () => reject(new Error("the service exited before its inspector listened")))
+  })
+  inspector.catch(() => undefined)
+  return { child, startedAt, inspector }
 }
 
-export const stopServiceProcess = (child: ChildProcess): Promise<number | null> =>
+/**
+ * The service's live heap in megabytes: a full garbage collection through the inspector, then the
+ * heap in use (V8's `Runtime.getHeapUsage`).
+ */
+export const liveHeapMegabytes = async (service: ServiceProcess): Promise<number> => {
+  const socket = new WebSocket(await service.inspector)
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once("open", () => resolve())
+      socket.once("error", reject)
+    })
+    let nextId = 0
+    const call = (method: string): Promise<Record<string, unknown>> =>
+      new Promise((resolve, reject) => {
+        const id = ++nextId
+        const timer = setTimeout(() => reject(new Error(`no answer to ${method}`)), inspectorDeadlineMs)
+        const onMessage = (message: Buffer) => {
+          const answer = JSON.parse(message.toString()) as {
+            id?: number
+            result?: Record<string, unknown>
+            error?: { message: string }
+          }
+          if (answer.id !== id) return
+          socket.off("message", onMessage)
+          clearTimeout(timer)
+          if (answer.error !== undefined) reject(new Error(`${method}: ${answer.error.message}`))
+          else resolve(answer.result ?? {})
+        }
+        socket.on("message", onMessage)
+        socket.send(JSON.stringify({ id, method }))
+      })
+    await call("HeapProfiler.collectGarbage")
+    const usage = await call("Runtime.getHeapUsage")
+    return Number(usage.usedSize) / 1024 / 1024
+  } finally {
+    socket.close()
+  }
+}
+
+/** Milliseconds from the spawn to the first 200 from `/readyz` on `port`, asking every 20 ms. */
+export const timeToReady = async (service: ServiceProcess, port: number, timeoutMs: number): Promise<number> => {
+  const deadline = service.startedAt + timeoutMs
+  while (performance.now() < deadline) {
+    if (service.child.exitCode !== null) throw new Error("the service exited before it was ready")
+    const answer = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1_000) }).catch(
+      () => undefined,
+    )
+    const readyAt = performance.now()
+    await answer?.body?.cancel()
+    if (answer?.status === 200) return readyAt - service.startedAt
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error(`the service was not ready within ${timeoutMs / 1000} s`)
+}
+
+export const stopServiceProcess = (service: ServiceProcess): Promise<number | null> =>
   new Promise((resolve) => {
-    child.once("exit", (code) => resolve(code))
-    child.kill("SIGTERM")
+    if (service.child.exitCode !== null) return resolve(service.child.exitCode)
+    service.child.once("exit", (code) => resolve(code))
+    service.child.kill("SIGTERM")
   })

@@ -1,15 +1,22 @@
 import { cpus } from "node:os"
+import { cliBench } from "./CliBench.ts"
 import { httpBench } from "./HttpBench.ts"
+import { inventoryBench } from "./InventoryBench.ts"
 import { natsBench } from "./NatsBench.ts"
 import { otlpBench } from "./OtlpBench.ts"
 import { parseBench } from "./ParseBench.ts"
-import { pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
+import { fleetScaleScenario, pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
 import { postgresBench } from "./PostgresBench.ts"
 import { worstInputBench } from "./WorstInputBench.ts"
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}, node ${process.versions.node}`
-const only = process.argv.slice(2)
+const runsAt = process.argv.indexOf("--runs")
+const runs = runsAt < 0 ? 1 : Number(process.argv[runsAt + 1])
+if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs takes a whole number of runs, at least 1")
+const only = process.argv.slice(2).filter((_, at) => at + 2 !== runsAt && at + 2 !== runsAt + 1)
 const wanted = (name: string): boolean => only.length === 0 || only.includes(name)
+/** Parts too long for a plain `npm run bench`: run only when named. */
+const named = (name: string): boolean => only.includes(name)
 
 const print = (lines: ReadonlyArray<string>): void => {
   for (const line of lines) process.stdout.write(`${line}\n`)
@@ -19,8 +26,11 @@ const print = (lines: ReadonlyArray<string>): void => {
 process.stdout.write(`gpu-serials benchmarks on ${machine}\n\n`)
 if (wanted("parse")) print(parseBench())
 if (wanted("worst")) print(worstInputBench())
+if (wanted("inventory")) print(inventoryBench())
 if (wanted("otlp")) print(await otlpBench())
 if (wanted("nats")) print(await natsBench())
 if (wanted("http")) print(await httpBench())
 if (wanted("postgres")) print(await postgresBench())
-if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario))
+if (wanted("cli")) print(cliBench(Math.max(runs, 3)))
+if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario, runs))
+if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))

@@ -1,4 +1,3 @@
-import { HashMap, Option } from "effect"
 import { sharedSerials } from "../../domain/GpuRecordBuilder.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
@@ -8,6 +7,7 @@ import { type InventoryChange, remove, upsert } from "./InventoryChange.ts"
 import type { InventoryParameters } from "./InventoryParameters.ts"
 import { type GpuFacts, type KnownGpu, knownGpuEvent, sameFacts } from "./KnownGpu.ts"
 import { provesAbsent } from "./ReadingCoverage.ts"
+import { ShardedIndex, type ShardedIndexEdit } from "./ShardedIndex.ts"
 
 /**
  * The known inventory and how observations change it (PRODUCT.md §4), as plain functions over plain
@@ -62,9 +62,9 @@ export interface KnownNode {
 
 export interface Inventory {
   /** By node name. */
-  readonly nodes: HashMap.HashMap<string, KnownNode>
+  readonly nodes: ShardedIndex<KnownNode>
   /** The node of every known GPU, by UUID: one location per GPU. */
-  readonly locations: HashMap.HashMap<string, string>
+  readonly locations: ShardedIndex<string>
 }
 
 /** The inventory after an observation or a tick, the events to export, and the changes to persist. */
@@ -74,7 +74,7 @@ export interface Transition {
   readonly changes: ReadonlyArray<InventoryChange>
 }
 
-export const empty: Inventory = { nodes: HashMap.empty(), locations: HashMap.empty() }
+export const empty: Inventory = { nodes: ShardedIndex.empty(), locations: ShardedIndex.empty() }
 
 const unchanged = (state: Inventory): Transition => ({ state, events: [], changes: [] })
 
@@ -83,8 +83,8 @@ const byIndex = (a: KnownGpu, b: KnownGpu): number =>
 
 const byName = (a: KnownNode, b: KnownNode): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
-const nodeNamed = (state: Pick<Inventory, "nodes">, name: string): KnownNode | undefined =>
-  Option.getOrUndefined(HashMap.get(state.nodes, name))
+/** The `missing` of nodes that miss no GPU: most nodes, so they share one. */
+const noneMissing: ReadonlyMap<string, Date> = new Map()
 
 /** A node entry over `gpus`, or none when it has no GPUs left. */
 const knownNode = (
@@ -103,32 +103,33 @@ const knownNode = (
   return {
     name,
     gpus,
-    missing,
+    missing: missing.size === 0 ? noneMissing : missing,
     ...(oldest === undefined ? {} : { oldestReport: oldest }),
     ...(lastRead === undefined ? {} : { lastRead }),
     ...(removal === undefined ? {} : { removal }),
   }
 }
 
-const withNode = (
-  nodes: HashMap.HashMap<string, KnownNode>,
-  name: string,
-  entry: KnownNode | undefined,
-): HashMap.HashMap<string, KnownNode> =>
-  entry === undefined ? HashMap.remove(nodes, name) : HashMap.set(nodes, name, entry)
+const setNode = (nodes: ShardedIndexEdit<KnownNode>, name: string, entry: KnownNode | undefined): void => {
+  if (entry === undefined) nodes.delete(name)
+  else nodes.set(name, entry)
+}
 
-const withoutGpu = (
-  nodes: HashMap.HashMap<string, KnownNode>,
-  name: string,
-  uuid: string,
-): HashMap.HashMap<string, KnownNode> => {
-  const entry = nodeNamed({ nodes }, name)
-  if (entry === undefined) return nodes
+const dropGpu = (nodes: ShardedIndexEdit<KnownNode>, name: string, uuid: string): void => {
+  const entry = nodes.get(name)
+  if (entry === undefined) return
   const gpus = new Map(entry.gpus)
   gpus.delete(uuid)
   const missing = new Map(entry.missing)
   missing.delete(uuid)
-  return withNode(nodes, name, knownNode(name, gpus, missing, entry.lastRead, entry.removal))
+  setNode(nodes, name, knownNode(name, gpus, missing, entry.lastRead, entry.removal))
+}
+
+/** `state` with one node's entry replaced, or removed when `entry` is undefined. */
+const withNode = (state: Inventory, name: string, entry: KnownNode | undefined): Inventory => {
+  const nodes = state.nodes.edit()
+  setNode(nodes, name, entry)
+  return { ...state, nodes: nodes.done() }
 }
 
 const reportDue = (lastReported: Date | undefined, now: Date, settings: InventoryParameters): boolean =>
@@ -153,15 +154,15 @@ type NodeGone = Extract<NodeObservation, { readonly _tag: "NodeGone" }>
 
 const read = (state: Inventory, observation: NodeRead, settings: InventoryParameters): Transition => {
   const { node, pod, time, reading } = observation
-  const entry = nodeNamed(state, node.name)
+  const entry = state.nodes.get(node.name)
   if (entry?.lastRead !== undefined && time < entry.lastRead) return unchanged(state)
   const machine = machineIdentity(node.providerId).machine
   const providerId = node.providerId === undefined || node.providerId.trim() === "" ? undefined : node.providerId
   const shared = sharedSerials(reading.gpus)
   const events: Array<InventoryEvent> = []
   const changes: Array<InventoryChange> = []
-  let nodes = state.nodes
-  let locations = state.locations
+  const nodes = state.nodes.edit()
+  const locations = state.locations.edit()
   const here = new Map<string, KnownGpu>()
   const reported = new Set<string>()
 
@@ -186,8 +187,8 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryParame
       lastSeen: time,
       lastReported,
     })
-    const where = Option.getOrUndefined(HashMap.get(locations, gpu.uuid))
-    const known = where === undefined ? undefined : nodeNamed({ nodes }, where)?.gpus.get(gpu.uuid)
+    const where = locations.get(gpu.uuid)
+    const known = where === undefined ? undefined : nodes.get(where)?.gpus.get(gpu.uuid)
     let next: KnownGpu
     let reportedNow = true
     if (known === undefined) {
@@ -206,7 +207,7 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryParame
           previous: { node: known.node, machine: known.machine },
         }),
       )
-      if (known.node !== node.name) nodes = withoutGpu(nodes, known.node, gpu.uuid)
+      if (known.node !== node.name) dropGpu(nodes, known.node, gpu.uuid)
     } else {
       reportedNow = !sameFacts(known, facts) || reportDue(known.lastReported, time, settings)
       next = located(known.firstSeen, reportedNow ? time : known.lastReported)
@@ -214,7 +215,7 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryParame
     }
     if (reportedNow) changes.push(upsert(next))
     here.set(gpu.uuid, next)
-    locations = HashMap.set(locations, gpu.uuid, node.name)
+    if (where !== node.name) locations.set(gpu.uuid, node.name)
   }
 
   const missing = new Map(entry?.missing)
@@ -231,36 +232,30 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryParame
   }
 
   const removal = entry?.removal !== undefined && !confirms(entry.removal, time) ? entry.removal : undefined
-  nodes = withNode(nodes, node.name, knownNode(node.name, here, missing, time, removal))
-  return { state: { nodes, locations }, events, changes }
+  setNode(nodes, node.name, knownNode(node.name, here, missing, time, removal))
+  return { state: { nodes: nodes.done(), locations: locations.done() }, events, changes }
 }
 
 const readFailed = (state: Inventory, observation: NodeReadFailed): Transition => {
-  const entry = nodeNamed(state, observation.node.name)
+  const entry = state.nodes.get(observation.node.name)
   // An attempt on a live pod confirms a node rebuilt from a store; it says nothing about a pod reported gone.
   if (entry?.removal?.reason !== "unconfirmed" || !confirms(entry.removal, observation.time)) return unchanged(state)
-  const nodes = withNode(
-    state.nodes,
-    entry.name,
-    knownNode(entry.name, entry.gpus, entry.missing, entry.lastRead, undefined),
+  return unchanged(
+    withNode(state, entry.name, knownNode(entry.name, entry.gpus, entry.missing, entry.lastRead, undefined)),
   )
-  return unchanged({ ...state, nodes })
 }
 
 const gone = (state: Inventory, observation: NodeGone, settings: InventoryParameters): Transition => {
-  const entry = nodeNamed(state, observation.node.name)
+  const entry = state.nodes.get(observation.node.name)
   if (entry === undefined) return unchanged(state)
   // A reading taken after the gone news (a restarted pod read first) proves the node present.
   if (entry.lastRead !== undefined && observation.time < entry.lastRead) return unchanged(state)
   const due = new Date(observation.time.getTime() + settings.removalGraceMs)
   if (entry.removal !== undefined && entry.removal.due <= due) return unchanged(state)
   const removal: PendingRemoval = { reason: observation.reason, since: observation.time, due }
-  const nodes = withNode(
-    state.nodes,
-    entry.name,
-    knownNode(entry.name, entry.gpus, entry.missing, entry.lastRead, removal),
+  return unchanged(
+    withNode(state, entry.name, knownNode(entry.name, entry.gpus, entry.missing, entry.lastRead, removal)),
   )
-  return unchanged({ ...state, nodes })
 }
 
 /** The inventory after one observation, and the events and store changes it causes. */
@@ -286,7 +281,7 @@ export const transition = (
 export const tick = (state: Inventory, now: Date, settings: InventoryParameters): Transition => {
   const expired: Array<KnownNode> = []
   const touched: Array<KnownNode> = []
-  for (const entry of HashMap.values(state.nodes)) {
+  for (const entry of state.nodes.values()) {
     if (entry.removal !== undefined && entry.removal.due <= now) {
       expired.push(entry)
       continue
@@ -298,16 +293,16 @@ export const tick = (state: Inventory, now: Date, settings: InventoryParameters)
 
   const events: Array<InventoryEvent> = []
   const changes: Array<InventoryChange> = []
-  let nodes = state.nodes
-  let locations = state.locations
+  const nodes = state.nodes.edit()
+  const locations = state.locations.edit()
   const removeGpu = (known: KnownGpu) => {
     events.push(knownGpuEvent({ known, event: "removed", cluster: settings.cluster, time: now }))
     changes.push(remove(known))
-    locations = HashMap.remove(locations, known.uuid)
+    locations.delete(known.uuid)
   }
   for (const entry of expired.sort(byName)) {
     for (const known of [...entry.gpus.values()].sort(byIndex)) removeGpu(known)
-    nodes = HashMap.remove(nodes, entry.name)
+    nodes.delete(entry.name)
   }
   for (const entry of touched.sort(byName)) {
     const gpus = new Map<string, KnownGpu>()
@@ -328,9 +323,9 @@ export const tick = (state: Inventory, now: Date, settings: InventoryParameters)
       changes.push(upsert(next))
       gpus.set(known.uuid, next)
     }
-    nodes = withNode(nodes, entry.name, knownNode(entry.name, gpus, missing, entry.lastRead, entry.removal))
+    setNode(nodes, entry.name, knownNode(entry.name, gpus, missing, entry.lastRead, entry.removal))
   }
-  return { state: { nodes, locations }, events, changes }
+  return { state: { nodes: nodes.done(), locations: locations.done() }, events, changes }
 }
 
 /**
@@ -354,35 +349,35 @@ export const fromKnown = (gpus: Iterable<KnownGpu>, loadedAt: Date, settings: In
     since: loadedAt,
     due: new Date(loadedAt.getTime() + Math.max(settings.removalGraceMs, settings.reportIntervalMs)),
   }
-  let nodes = HashMap.empty<string, KnownNode>()
-  let locations = HashMap.empty<string, string>()
+  const nodes = empty.nodes.edit()
+  const locations = empty.locations.edit()
   for (const [name, onNode] of byNode) {
-    nodes = withNode(nodes, name, knownNode(name, onNode, new Map(), undefined, removal))
-    for (const uuid of onNode.keys()) locations = HashMap.set(locations, uuid, name)
+    setNode(nodes, name, knownNode(name, onNode, noneMissing, undefined, removal))
+    for (const uuid of onNode.keys()) locations.set(uuid, name)
   }
-  return { nodes, locations }
+  return { nodes: nodes.done(), locations: locations.done() }
 }
 
 /** Every known GPU, by node name and then index. */
 export const knownGpus = (state: Inventory): ReadonlyArray<KnownGpu> =>
-  [...HashMap.values(state.nodes)].sort(byName).flatMap((entry) => [...entry.gpus.values()].sort(byIndex))
+  [...state.nodes.values()].sort(byName).flatMap((entry) => [...entry.gpus.values()].sort(byIndex))
 
 /** Where a GPU is known to be now, if anywhere. */
 export const locate = (state: Inventory, uuid: string): KnownGpu | undefined => {
-  const where = Option.getOrUndefined(HashMap.get(state.locations, uuid))
-  return where === undefined ? undefined : nodeNamed(state, where)?.gpus.get(uuid)
+  const where = state.locations.get(uuid)
+  return where === undefined ? undefined : state.nodes.get(where)?.gpus.get(uuid)
 }
 
 /** GPU and node counts for the service's gauges; GPUs without a product name count as `unknown`. */
 export const inventorySnapshot = (state: Inventory): InventorySnapshot => {
   const byModel = new Map<string, number>()
   let gpus = 0
-  for (const entry of HashMap.values(state.nodes)) {
+  for (const entry of state.nodes.values()) {
     for (const known of entry.gpus.values()) {
       const model = known.gpu.product ?? "unknown"
       byModel.set(model, (byModel.get(model) ?? 0) + 1)
       gpus++
     }
   }
-  return { gpus, nodes: HashMap.size(state.nodes), gpusByModel: Object.fromEntries(byModel) }
+  return { gpus, nodes: state.nodes.size, gpusByModel: Object.fromEntries(byModel) }
 }

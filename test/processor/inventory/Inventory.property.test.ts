@@ -1,4 +1,3 @@
-import { HashMap, Option } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { Gpu } from "../../../src/domain/Gpu.ts"
@@ -105,16 +104,16 @@ const stepsOf = (scenario: ReadonlyArray<readonly [number, Move]>): ReadonlyArra
 /** Every located GPU is on exactly the node its location names, and no node holds a GPU located elsewhere. */
 const locationsAgree = (state: Inventory): void => {
   let onNodes = 0
-  for (const entry of HashMap.values(state.nodes)) {
+  for (const entry of state.nodes.values()) {
     expect(entry.gpus.size).toBeGreaterThan(0)
     for (const [uuid, known] of entry.gpus) {
       onNodes++
       expect(known.node).toBe(entry.name)
-      expect(Option.getOrUndefined(HashMap.get(state.locations, uuid))).toBe(entry.name)
+      expect(state.locations.get(uuid)).toBe(entry.name)
     }
     for (const uuid of entry.missing.keys()) expect(entry.gpus.has(uuid)).toBe(true)
   }
-  expect(HashMap.size(state.locations)).toBe(onNodes)
+  expect(state.locations.size).toBe(onNodes)
 }
 
 const quickSettings = [
@@ -137,7 +136,7 @@ describe("Inventory over random observations", () => {
           expect(new Set(uuids).size).toBe(uuids.length)
           for (const event of next.events) {
             const { record } = event
-            const wasKnown = HashMap.has(before.locations, record.uuid)
+            const wasKnown = before.locations.has(record.uuid)
             switch (record.event) {
               case "added":
                 expect(wasKnown).toBe(false)
@@ -145,7 +144,7 @@ describe("Inventory over random observations", () => {
                 break
               case "removed":
                 expect(wasKnown).toBe(true)
-                expect(HashMap.has(state.locations, record.uuid)).toBe(false)
+                expect(state.locations.has(record.uuid)).toBe(false)
                 balance--
                 break
               case "moved":
@@ -160,7 +159,7 @@ describe("Inventory over random observations", () => {
           }
           if (step._tag === "NodeReadFailed") expect(next.events).toEqual([])
           locationsAgree(state)
-          expect(balance).toBe(HashMap.size(state.locations))
+          expect(balance).toBe(state.locations.size)
         }
       }),
       { numRuns: 300 },
