@@ -1,5 +1,5 @@
-import { Context, Effect, Queue, Ref } from "effect"
-import { type InventoryChange, mergeChanges } from "./InventoryChange.ts"
+import { Context, Effect, Queue } from "effect"
+import type { InventoryChange } from "./InventoryChange.ts"
 
 /**
  * The inventory's changes as they happen, for whoever mirrors the inventory outside the processor (the
@@ -10,21 +10,33 @@ import { type InventoryChange, mergeChanges } from "./InventoryChange.ts"
 export class InventoryFeed extends Context.Service<
   InventoryFeed,
   {
-    /** Adds a batch of changes; never waits. */
+    /** Adds a batch of changes; never waits, and costs what the batch holds, whatever is waiting. */
     readonly publish: (changes: ReadonlyArray<InventoryChange>) => Effect.Effect<void>
     /** Waits until changes are waiting, then takes all of them, one per UUID, in the order they last changed. */
     readonly take: Effect.Effect<ReadonlyArray<InventoryChange>>
   }
 >()("gpu-serials/processor/inventory/InventoryFeed") {
   static readonly make: Effect.Effect<InventoryFeed["Service"]> = Effect.gen(function* () {
-    const waiting = yield* Ref.make<ReadonlyMap<string, InventoryChange>>(new Map())
+    // Owned by the feed and changed in place: copying what waits on every publish would cost the
+    // number of GPUs per batch while no reader takes.
+    let waiting = new Map<string, InventoryChange>()
     const wake = yield* Queue.sliding<true>(1)
     const publish = (changes: ReadonlyArray<InventoryChange>): Effect.Effect<void> =>
       changes.length === 0
         ? Effect.void
-        : Ref.update(waiting, (held) => mergeChanges(held, changes)).pipe(Effect.andThen(Queue.offer(wake, true)))
+        : Effect.sync(() => {
+            for (const change of changes) {
+              waiting.delete(change.uuid)
+              waiting.set(change.uuid, change)
+            }
+          }).pipe(Effect.andThen(Queue.offer(wake, true)))
+    const takeWaiting = Effect.sync(() => {
+      const held = waiting
+      waiting = new Map()
+      return held
+    })
     const take: Effect.Effect<ReadonlyArray<InventoryChange>> = Queue.take(wake).pipe(
-      Effect.andThen(Ref.getAndSet(waiting, new Map())),
+      Effect.andThen(takeWaiting),
       Effect.flatMap((held) => (held.size === 0 ? take : Effect.succeed([...held.values()]))),
     )
     return InventoryFeed.of({ publish, take })
