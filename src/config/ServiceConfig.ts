@@ -1,3 +1,5 @@
+import type { LeaseSettings } from "../pipeline/Leadership.ts"
+
 /**
  * The effective configuration of the service: its own settings typed, checked and defaulted, and the
  * pipeline's components with the configs their own settings built. Durations are milliseconds
@@ -40,15 +42,9 @@ export type ExporterConfig =
       readonly section: unknown
     }
 
-export interface LeaderElectionConfig {
+/** Leader election: whether it runs, and the lease and timings it uses (`LeaseSettings`). */
+export interface LeaderElectionConfig extends LeaseSettings {
   readonly enabled: boolean
-  readonly leaseName: string
-  readonly leaseNamespace: string
-  readonly leaseDurationMs: number
-  readonly renewDeadlineMs: number
-  readonly retryPeriodMs: number
-  /** Holder identity written into the lease: the pod name. */
-  readonly identity: string
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error"

@@ -1,16 +1,17 @@
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import type { ComponentFactory } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { ElectorFactory } from "../../pipeline/Leadership.ts"
 import type { InventoryFeed } from "../../processor/inventory/InventoryFeed.ts"
 import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
-import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
+import { KubeApi } from "./KubeApi.ts"
 import { loadKubeConfig } from "./KubeConfigSource.ts"
 import { type KubeExecConfig, kubeExecSettings } from "./KubeExecConfig.ts"
 import { defaultTuning, type KubeExecReceiver, type KubeExecTuning, make } from "./KubeExecReceiver.ts"
 import * as LeaderElector from "./LeaderElector.ts"
 import * as LeaseLock from "./LeaseLock.ts"
+import { receiverKubeApi } from "./ReceiverKubeApi.ts"
 
 export type KubeExecFactory = ComponentFactory<
   "receiver",
@@ -50,16 +51,7 @@ export const makeFactory = (tuning: KubeExecTuning = defaultTuning): KubeExecFac
   elector,
   create: (config, settings) =>
     Effect.gen(function* () {
-      const context = yield* Layer.build(
-        KubeApi.layer({
-          kubeconfig: config.kubeconfig,
-          qps: config.qps,
-          burst: config.burst,
-          requestTimeoutMs: defaultRequestTimeoutMs,
-          execHandshakeTimeoutMs: defaultExecHandshakeTimeoutMs,
-        }),
-      ).pipe(Effect.mapError((error) => new ComponentStartError({ component: settings.id, message: error.message })))
-      const api = Context.get(context, KubeApi)
+      const api = yield* receiverKubeApi(config, settings.id)
       yield* Effect.logInfo("kube_exec receiver starting").pipe(
         Effect.annotateLogs({
           receiver: settings.id,

@@ -1,13 +1,13 @@
-import { Clock, Context, Effect, Layer } from "effect"
-import { ComponentStartError } from "../../component/ComponentStartError.ts"
+import { Clock, Effect } from "effect"
 import { machineIdentity } from "../../domain/ProviderId.ts"
 import { InventoryStore, InventoryStoreError, type StoreFactory } from "../../processor/inventory/InventoryStore.ts"
 import type { KnownGpu } from "../../processor/inventory/KnownGpu.ts"
 import { type ClusterNode, clusterNodeOf } from "./ClusterNode.ts"
 import { gpusOfLabels } from "./GpuNodeLabels.ts"
-import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
+import type { KubeApi } from "./KubeApi.ts"
 import type { KubeExecConfig } from "./KubeExecConfig.ts"
 import { keeperProblem, nodeLabelsStoreName } from "./NodeLabelsStoreKeeper.ts"
+import { receiverKubeApi } from "./ReceiverKubeApi.ts"
 
 /** Nodes per list page when the store is read. */
 const pageSize = 500
@@ -89,15 +89,6 @@ export const storeFactory: StoreFactory = {
   create: (receiverConfig, settings) =>
     Effect.gen(function* () {
       const config = receiverConfig as KubeExecConfig
-      const context = yield* Layer.build(
-        KubeApi.layer({
-          kubeconfig: config.kubeconfig,
-          qps: config.qps,
-          burst: config.burst,
-          requestTimeoutMs: defaultRequestTimeoutMs,
-          execHandshakeTimeoutMs: defaultExecHandshakeTimeoutMs,
-        }),
-      ).pipe(Effect.mapError((error) => new ComponentStartError({ component: settings.id, message: error.message })))
-      return make(Context.get(context, KubeApi), config)
+      return make(yield* receiverKubeApi(config, settings.id), config)
     }),
 }
