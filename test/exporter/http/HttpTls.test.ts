@@ -3,9 +3,9 @@ import { Duration, Effect, Result } from "effect"
 import * as HttpExporter from "../../../src/exporter/http/HttpExporter.ts"
 import type { Exporter } from "../../../src/pipeline/Exporter.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
+import { makeTestCertificates, type TestCertificates } from "../../support/TestCertificates.ts"
 import { addedEvents } from "../InventoryEvents.ts"
 import { startHttpReceiver } from "./HttpReceiver.ts"
-import { makeTestCertificates, type TestCertificates } from "./TestCertificates.ts"
 
 const settings = { id: "http", clusterName: "prod-eu", serviceVersion: "1.2.3" }
 

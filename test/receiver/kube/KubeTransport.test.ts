@@ -1,15 +1,13 @@
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:https"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Writable } from "node:stream"
 import { assert, describe, it } from "@effect/vitest"
 import { KubeConfig, type V1Status } from "@kubernetes/client-node"
 import { Deferred, Effect } from "effect"
+import { afterAll } from "vitest"
 import { WebSocketServer } from "ws"
 import { KubeApi } from "../../../src/receiver/kube/KubeApi.ts"
 import { secureContexts } from "../../../src/receiver/kube/KubeTransport.ts"
+import { makeTestCertificates } from "../../support/TestCertificates.ts"
 
 // The simulated cluster serves plain HTTP only; TLS and the CA of a kubeconfig are checked against this
 // small HTTPS API server with a certificate made for the test.
@@ -21,44 +19,16 @@ interface SeenRequest {
   readonly authorization: string | undefined
 }
 
-const selfSignedCertificate = () => {
-  const directory = mkdtempSync(join(tmpdir(), "kube-tls-"))
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        join(directory, "key.pem"),
-        "-out",
-        join(directory, "cert.pem"),
-      ],
-      { stdio: "ignore" },
-    )
-    return { key: readFileSync(join(directory, "key.pem")), cert: readFileSync(join(directory, "cert.pem")) }
-  } finally {
-    rmSync(directory, { recursive: true, force: true })
-  }
-}
+/** A CA and a server certificate for 127.0.0.1, made once for the file; `ca` is what a kubeconfig trusts. */
+const pki = makeTestCertificates()
+afterAll(() => pki.remove())
 
 const node = (name: string) => ({ metadata: { name, uid: `uid-${name}`, resourceVersion: "7" } })
 
 /** An HTTPS API server: two pages of nodes, and an exec that prints, warns and succeeds. */
 const startTlsServer = Effect.acquireRelease(
   Effect.promise(async () => {
-    const { key, cert } = selfSignedCertificate()
+    const { serverKey: key, serverCert: cert, ca } = pki
     const seen: Array<SeenRequest> = []
     const server: Server = createServer({ key, cert }, (request, response) => {
       seen.push({ url: request.url ?? "", authorization: request.headers.authorization })
@@ -94,7 +64,7 @@ const startTlsServer = Effect.acquireRelease(
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     const address = server.address()
     const port = typeof address === "object" && address !== null ? address.port : 0
-    return { server, sockets, seen, cert, url: `https://127.0.0.1:${port}` }
+    return { server, sockets, seen, ca, url: `https://127.0.0.1:${port}` }
   }),
   ({ server, sockets }) =>
     Effect.promise(async () => {
@@ -140,7 +110,7 @@ describe("KubeApi over TLS", () => {
   it.live("trusts the kubeconfig's CA, sends its bearer token and pages with continue tokens", () =>
     Effect.gen(function* () {
       const server = yield* startTlsServer
-      const api = yield* KubeApi.make(kubeConfigFor(server.url, server.cert), options)
+      const api = yield* KubeApi.make(kubeConfigFor(server.url, server.ca), options)
       const first = yield* api.listNodes({ limit: 2 })
       assert.strictEqual(first.items.length, 2)
       assert.strictEqual(first.resourceVersion, "42")
@@ -159,7 +129,7 @@ describe("KubeApi over TLS", () => {
   it.live("an answer that is not JSON fails as a server error without its text", () =>
     Effect.gen(function* () {
       const server = yield* startTlsServer
-      const api = yield* KubeApi.make(kubeConfigFor(server.url, server.cert), options)
+      const api = yield* KubeApi.make(kubeConfigFor(server.url, server.ca), options)
       const error = yield* Effect.flip(api.listPods("proxied", "app=x", { limit: 2 }))
       assert.strictEqual(error.kind, "server-error")
       assert.strictEqual(error.detail, "the answer is not JSON")
@@ -181,7 +151,7 @@ describe("KubeApi over TLS", () => {
   it.live("runs an exec over wss: stdout and stderr as sent, then the status", () =>
     Effect.gen(function* () {
       const server = yield* startTlsServer
-      const api = yield* KubeApi.make(kubeConfigFor(server.url, server.cert), options)
+      const api = yield* KubeApi.make(kubeConfigFor(server.url, server.ca), options)
       const stdout = collecting()
       const stderr = collecting()
       const status = yield* Deferred.make<V1Status>()
@@ -212,12 +182,12 @@ describe("KubeApi over TLS", () => {
   )
 
   it("builds one TLS context while the CA read from the kubeconfig stays the same, a new one when it changes", () => {
-    const { cert } = selfSignedCertificate()
+    const cert = pki.ca
     const contexts = secureContexts()
     const first = contexts.contextOf({ ca: Buffer.from(cert) })
     assert.isDefined(first)
     assert.strictEqual(contexts.contextOf({ ca: Buffer.from(cert) }), first)
-    const other = selfSignedCertificate().cert
+    const other = pki.serverCert
     const changed = contexts.contextOf({ ca: other })
     assert.notStrictEqual(changed, first)
     assert.strictEqual(contexts.contextOf({ ca: Buffer.from(other) }), changed)

@@ -60,7 +60,7 @@ const signed = (dir: string, name: string, subject: string, extensions: string):
 
 /** Generates a fresh PKI with the `openssl` command in a temporary folder; `remove` deletes it. */
 export const makeTestCertificates = (): TestCertificates => {
-  const dir = mkdtempSync(join(tmpdir(), "gpu-serials-http-tls-"))
+  const dir = mkdtempSync(join(tmpdir(), "gpu-serials-tls-"))
   openssl(dir, [
     "req",
     "-x509",
