@@ -1,12 +1,9 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
-import { Result } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { resolveConfig } from "../../src/config/ResolveConfig.ts"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
-import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
-import { eventsOf, eventually, type RunningService, startService } from "./ServiceHarness.ts"
+import { eventsOf, eventually, type RunningService, serviceConfig, startService } from "./ServiceHarness.ts"
 
 const mix = { "gb200-nvl72": 1, "h100-hgx": 1, t4: 1 } as const
 
@@ -21,15 +18,8 @@ afterEach(async () => {
 })
 
 /** The service's config with node labels on (the default), as flags would give it. */
-const labellingConfig = (sim: SimulatedCluster, flags: ReadonlyArray<string> = []): ServiceConfig => {
-  const resolved = resolveConfig({
-    argv: ["--cluster-name", "e2e", "--kubeconfig", sim.kubeconfigPath, ...flags],
-    env: {},
-    catalog: builtinComponents,
-  })
-  if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
-  return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
-}
+const labellingConfig = (sim: SimulatedCluster, flags: ReadonlyArray<string> = []): ServiceConfig =>
+  serviceConfig(sim, flags, { labels: true })
 
 const run = promisify(execFile)
 

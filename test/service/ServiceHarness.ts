@@ -26,9 +26,15 @@ export const capturingExporter = (events: Array<InventoryEvent>): ConfiguredExpo
     }),
 })
 
-export const serviceConfig = (cluster: SimulatedCluster, overrides: ReadonlyArray<string> = []): ServiceConfig => {
+/** The service's config for `cluster` as flags give it: node labels off unless `labels`, then `overrides`. */
+export const serviceConfig = (
+  cluster: SimulatedCluster,
+  overrides: ReadonlyArray<string> = [],
+  options: { readonly labels?: boolean } = {},
+): ServiceConfig => {
+  const labels = options.labels === true ? [] : ["--no-labels"]
   const resolved = resolveConfig({
-    argv: ["--cluster-name", "e2e", "--kubeconfig", cluster.kubeconfigPath, "--no-labels", ...overrides],
+    argv: ["--cluster-name", "e2e", "--kubeconfig", cluster.kubeconfigPath, ...labels, ...overrides],
     env: {},
     catalog: builtinComponents,
   })
