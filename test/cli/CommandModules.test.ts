@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -66,15 +66,26 @@ describe("the modules a command loads", () => {
     }
   })
 
-  it("run loads the Kubernetes client, OpenTelemetry and NATS, which it uses", () => {
-    const run = loadedPackages(["run", "--kubeconfig", "/nonexistent/kubeconfig"], {
-      CLUSTER_NAME: "prod",
-      EXPORTER_TYPE: "stdout,nats",
-      NATS_URL: "nats://127.0.0.1:1",
-    })
-    expect(run.stderr).toContain("cannot load the Kubernetes configuration from /nonexistent/kubeconfig")
-    expect(run.status).toBe(1)
-    expect(run.packages).toEqual(expect.arrayContaining(["@kubernetes/client-node", "@opentelemetry/", "@nats-io/"]))
+  it("run loads OpenTelemetry and NATS, which it uses, and the Kubernetes client only for credential plugins", () => {
+    const env = { CLUSTER_NAME: "prod", EXPORTER_TYPE: "stdout,nats", NATS_URL: "nats://127.0.0.1:1" }
+    const missing = loadedPackages(["run", "--kubeconfig", "/nonexistent/kubeconfig"], env)
+    expect(missing.stderr).toContain("cannot load the Kubernetes configuration from /nonexistent/kubeconfig")
+    expect(missing.status).toBe(1)
+    expect(missing.packages).toEqual(expect.arrayContaining(["@opentelemetry/", "@nats-io/"]))
+    expect(missing.packages).not.toContain("@kubernetes/client-node")
+    const kubeconfig = join(recordFolder, "kubeconfig")
+    const withUser = (user: string) =>
+      [
+        "current-context: prod",
+        "clusters: [{name: prod, cluster: {server: 'https://127.0.0.1:1'}}]",
+        "contexts: [{name: prod, context: {cluster: prod, user: reader}}]",
+        `users: [{name: ${user}, user: {token: t}}]`,
+      ].join("\n")
+    writeFileSync(kubeconfig, withUser("someone-else"))
+    const staticCredentials = loadedPackages(["run", "--kubeconfig", kubeconfig], env)
+    expect(staticCredentials.stderr).toContain('context "prod" names user "reader", which is not defined')
+    expect(staticCredentials.status).toBe(1)
+    expect(staticCredentials.packages).not.toContain("@kubernetes/client-node")
   })
 })
 

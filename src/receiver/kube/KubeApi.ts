@@ -1,10 +1,10 @@
 import type { IncomingMessage } from "node:http"
-import type { KubeConfig } from "@kubernetes/client-node"
 import { Cause, Context, Duration, Effect, Layer, Queue, type Scope } from "effect"
 import type WebSocket from "ws"
+import type { ClusterAccess } from "./ClusterAccess.ts"
 import { type ExecCall, openExecSession } from "./ExecSession.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
-import { type KubeConfigError, type KubeConfigOrigin, loadKubeConfig } from "./KubeConfigSource.ts"
+import { type KubeConfigError, type KubeConfigOrigin, loadClusterAccess } from "./KubeConfigSource.ts"
 import { type KubeRequest, makeKubeTransport, queryOf, readBody, refusal } from "./KubeTransport.ts"
 import type { NodeLabelPatch } from "./NodeLabelPatch.ts"
 import * as TokenBucket from "./TokenBucket.ts"
@@ -95,19 +95,19 @@ export class KubeApi extends Context.Service<
     Layer.effect(
       KubeApi,
       Effect.gen(function* () {
-        const { config, origin } = yield* loadKubeConfig(options.kubeconfig)
-        return yield* KubeApi.make(config, options, origin)
+        const { access, origin } = yield* loadClusterAccess(options.kubeconfig)
+        return yield* KubeApi.make(access, options, origin)
       }),
     )
 
   static readonly make = (
-    config: KubeConfig,
+    access: ClusterAccess,
     options: Omit<KubeApiOptions, "kubeconfig">,
     origin: KubeConfigOrigin = "given",
   ): Effect.Effect<KubeApi["Service"]> =>
     Effect.gen(function* () {
       const bucket = yield* TokenBucket.make({ qps: options.qps, burst: options.burst })
-      const transport = makeKubeTransport(config)
+      const transport = makeKubeTransport(access)
       const requestTimeout = Duration.millis(options.requestTimeoutMs + deadlineSlackMs)
       const handshakeTimeout = Duration.millis(options.execHandshakeTimeoutMs + deadlineSlackMs)
 

@@ -1,4 +1,3 @@
-import { ApiException } from "@kubernetes/client-node"
 import { Predicate, Schema } from "effect"
 
 /**
@@ -70,7 +69,7 @@ const messageOf = (cause: unknown): string => {
   return message
 }
 
-/** Classifies whatever a client-node call, a watch or a WebSocket handshake failed with. */
+/** Classifies whatever a request, a watch or a WebSocket handshake failed with. */
 export const kubeApiErrorOf = (operation: string, cause: unknown): KubeApiError => {
   if (cause instanceof KubeApiError) {
     return cause
@@ -78,11 +77,6 @@ export const kubeApiErrorOf = (operation: string, cause: unknown): KubeApiError 
   // A WebSocket error event carries the error it reports.
   if (Predicate.hasProperty(cause, "error") && cause.error instanceof KubeApiError) {
     return cause.error
-  }
-  if (cause instanceof ApiException) {
-    const status = cause.code
-    const detail = statusMessageOf(cause.body) ?? `HTTP ${status}`
-    return new KubeApiError({ operation, kind: kindOfStatus(status), status, detail: shortDetail(detail) })
   }
   if (isTimeout(cause)) {
     return new KubeApiError({ operation, kind: "timeout", detail: "no answer before the deadline" })

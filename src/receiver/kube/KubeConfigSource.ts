@@ -1,11 +1,10 @@
 import { existsSync } from "node:fs"
+import { readFile } from "node:fs/promises"
 import { homedir } from "node:os"
-import { delimiter, join } from "node:path"
-import { KubeConfig } from "@kubernetes/client-node"
-import { Effect, Schema } from "effect"
-
-/** Where the service account of a pod finds its token, as client-node reads it in-cluster. */
-const serviceAccountTokenPath = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+import { delimiter, dirname, join } from "node:path"
+import { Effect, Result, Schema } from "effect"
+import { type ClusterAccess, inClusterAccess, serviceAccountTokenPath, staticAccess } from "./ClusterAccess.ts"
+import { currentContextOf, needsClientLibrary } from "./Kubeconfig.ts"
 
 /** No usable Kubernetes configuration: the file is missing or unreadable, or there is none at all. */
 export class KubeConfigError extends Schema.TaggedError<KubeConfigError>()("KubeConfigError", {
@@ -20,53 +19,64 @@ export class KubeConfigError extends Schema.TaggedError<KubeConfigError>()("Kube
 /** Where the configuration was found, for the start-up log line: the kubeconfig file(s) read, or `in-cluster`. */
 export type KubeConfigOrigin = string
 
+/** A cluster's access and where its configuration came from. */
+export interface LoadedAccess {
+  readonly access: ClusterAccess
+  readonly origin: KubeConfigOrigin
+}
+
 const inCluster = "in-cluster"
 
-const load = (source: string, fill: (config: KubeConfig) => void): Effect.Effect<KubeConfig, KubeConfigError> =>
-  Effect.try({
-    try: () => {
-      const config = new KubeConfig()
-      fill(config)
-      const cluster = config.getCurrentCluster()
-      if (cluster === null) {
-        throw new Error("it names no current cluster")
-      }
-      return config
-    },
-    catch: (cause) =>
-      new KubeConfigError({ source, detail: cause instanceof Error ? cause.message : "unreadable configuration" }),
+const readError = (cause: unknown): string => {
+  const code = (cause as { code?: unknown } | undefined)?.code
+  return code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : "unreadable file"
+}
+
+/** The kubeconfig files merged, their current context's access (client-node only where plugins need it). */
+const fromFiles = (files: ReadonlyArray<string>): Effect.Effect<LoadedAccess, KubeConfigError> => {
+  const source = files.join(delimiter)
+  return Effect.gen(function* () {
+    const texts = yield* Effect.forEach(files, (path) =>
+      Effect.tryPromise({
+        try: () => readFile(path, "utf8"),
+        catch: (cause) => new KubeConfigError({ source: path, detail: readError(cause) }),
+      }).pipe(Effect.map((text) => ({ path, directory: dirname(path), text }))),
+    )
+    const context = currentContextOf(texts)
+    if (Result.isFailure(context)) {
+      return yield* new KubeConfigError({ source, detail: context.failure })
+    }
+    if (!needsClientLibrary(context.success)) {
+      return { access: staticAccess(context.success.cluster, context.success.user), origin: source }
+    }
+    const { clientNodeAccess } = yield* Effect.promise(() => import("./ClientNodeAccess.ts"))
+    return yield* Effect.try({
+      try: () => ({ access: clientNodeAccess(context.success), origin: source }),
+      catch: (cause) =>
+        new KubeConfigError({ source, detail: cause instanceof Error ? cause.message : "unusable credentials" }),
+    })
   })
+}
 
 /**
- * Loads the configuration of the cluster to read: the kubeconfig file(s) named by `path` (a list separated
- * like `KUBECONFIG`, later files merged in), else the service account of the pod we run in, else
+ * Loads the access to the cluster to read: the kubeconfig file(s) named by `path` (a list separated like
+ * `KUBECONFIG`, merged as kubectl merges them), else the service account of the pod we run in, else
  * `~/.kube/config`.
  */
-export const loadKubeConfig = (
-  path: string,
-): Effect.Effect<{ readonly config: KubeConfig; readonly origin: KubeConfigOrigin }, KubeConfigError> => {
+export const loadClusterAccess = (path: string): Effect.Effect<LoadedAccess, KubeConfigError> => {
   const files = path.split(delimiter).filter((file) => file !== "")
   if (files.length > 0) {
-    return load(files.join(delimiter), (config) => {
-      const [first, ...rest] = files
-      config.loadFromFile(first as string)
-      for (const file of rest) {
-        const more = new KubeConfig()
-        more.loadFromFile(file)
-        config.mergeConfig(more)
-      }
-    }).pipe(Effect.map((config) => ({ config, origin: files.join(delimiter) })))
+    return fromFiles(files)
   }
   if (existsSync(serviceAccountTokenPath)) {
-    return load("the pod's service account", (config) => config.loadFromCluster()).pipe(
-      Effect.map((config) => ({ config, origin: inCluster })),
-    )
+    const access = inClusterAccess(process.env)
+    return typeof access === "string"
+      ? Effect.fail(new KubeConfigError({ source: "the pod's service account", detail: access }))
+      : Effect.succeed({ access, origin: inCluster })
   }
   const defaultPath = join(homedir(), ".kube", "config")
   if (existsSync(defaultPath)) {
-    return load(defaultPath, (config) => config.loadFromFile(defaultPath)).pipe(
-      Effect.map((config) => ({ config, origin: defaultPath })),
-    )
+    return fromFiles([defaultPath])
   }
   return Effect.fail(
     new KubeConfigError({

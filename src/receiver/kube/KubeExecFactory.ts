@@ -6,7 +6,7 @@ import type { ElectorFactory } from "../../pipeline/Leadership.ts"
 import type { InventoryFeed } from "../../processor/inventory/InventoryFeed.ts"
 import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { KubeApi } from "./KubeApi.ts"
-import { loadKubeConfig } from "./KubeConfigSource.ts"
+import { loadClusterAccess } from "./KubeConfigSource.ts"
 import { type KubeExecConfig, kubeExecSettings } from "./KubeExecConfig.ts"
 import { defaultTuning, type KubeExecReceiver, type KubeExecTuning, make } from "./KubeExecReceiver.ts"
 import * as LeaderElector from "./LeaderElector.ts"
@@ -27,7 +27,7 @@ export type KubeExecFactory = ComponentFactory<
 /** The elector of the replicas reading one cluster: the Lease lives there, read through the receiver's kubeconfig. */
 const elector: ElectorFactory<KubeExecConfig> = (config, lease, settings) =>
   Effect.gen(function* () {
-    const { config: kubeConfig, origin } = yield* loadKubeConfig(config.kubeconfig).pipe(
+    const { access, origin } = yield* loadClusterAccess(config.kubeconfig).pipe(
       Effect.mapError((error) => new ComponentStartError({ component: settings.id, message: error.message })),
     )
     yield* Effect.logInfo("leader election starting").pipe(
@@ -37,7 +37,7 @@ const elector: ElectorFactory<KubeExecConfig> = (config, lease, settings) =>
         kubeconfig: origin,
       }),
     )
-    return yield* LeaderElector.make(LeaseLock.make(kubeConfig, lease.leaseNamespace, lease.leaseName), lease)
+    return yield* LeaderElector.make(LeaseLock.make(access, lease.leaseNamespace, lease.leaseName), lease)
   })
 
 /** The receiver's config when nothing is set: the defaults of its settings. */

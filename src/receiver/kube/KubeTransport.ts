@@ -1,31 +1,30 @@
 import * as http from "node:http"
 import * as https from "node:https"
 import * as tls from "node:tls"
-import type { KubeConfig } from "@kubernetes/client-node"
+import type { ClusterAccess, KubeRequestOptions } from "./ClusterAccess.ts"
 import { KubeApiError, kindOfStatus, shortDetail, statusMessageOf } from "./KubeApiError.ts"
 
 /** One request to the API server: a path with its query, and a JSON body for writes. */
 export interface KubeRequest {
-  readonly method: "GET" | "PATCH"
+  readonly method: "GET" | "POST" | "PUT" | "PATCH"
   /** Path below the server URL, query included, e.g. `/api/v1/nodes?limit=500`. */
   readonly path: string
   readonly contentType?: string
   readonly body?: string
 }
 
-/** Request options as the kubeconfig gives them, with the TLS context they are used with. */
-export type KubeRequestOptions = https.RequestOptions & { secureContext?: tls.SecureContext }
+export type { KubeRequestOptions } from "./ClusterAccess.ts"
 
 /**
  * The API server as plain HTTP(S): every request carries the authentication and TLS settings of the
- * kubeconfig (bearer token, client certificate, CA, proxy agent), read again for each request so a rotated
- * service-account token is picked up. Nothing is kept between requests but the kubeconfig's agent and one
- * TLS context, built again only when the CA or client certificate read from the kubeconfig changes.
+ * cluster's access (bearer token, client certificate, CA, agent), filled again for each request so a rotated
+ * service-account token is picked up. Nothing is kept between requests but the access's agent and one
+ * TLS context, built again only when the CA or client certificate changes.
  */
 export interface KubeTransport {
   /** The WebSocket URL of a path, `wss://…` for an `https` server. */
   readonly socketUrl: (path: string) => string
-  /** The request options (headers, TLS, agent) the kubeconfig gives, for a WebSocket upgrade. */
+  /** The request options (headers, TLS, agent) the access gives, for a WebSocket upgrade. */
   readonly requestOptions: () => Promise<KubeRequestOptions>
   /**
    * Sends the request and resolves with the response once its headers arrived. Aborting `signal` before
@@ -34,21 +33,13 @@ export interface KubeTransport {
   readonly open: (request: KubeRequest, signal: AbortSignal) => Promise<http.IncomingMessage>
 }
 
-/** The server URL of the kubeconfig's current cluster, without a trailing slash. */
-const serverOf = (config: KubeConfig): string => {
-  const cluster = config.getCurrentCluster()
-  if (cluster === null) {
-    throw new Error("the Kubernetes configuration names no current cluster")
-  }
-  return cluster.server.replace(/\/+$/, "")
-}
-
-export const makeKubeTransport = (config: KubeConfig): KubeTransport => {
+export const makeKubeTransport = (access: ClusterAccess): KubeTransport => {
+  const server = access.server.replace(/\/+$/, "")
   const contexts = secureContexts()
   const requestOptions = async (): Promise<KubeRequestOptions> => {
     const options: KubeRequestOptions = {}
-    await config.applyToHTTPSOptions(options)
-    if (serverOf(config).startsWith("https:")) {
+    await access.applyTo(options)
+    if (server.startsWith("https:")) {
       const context = contexts.contextOf(options)
       if (context !== undefined) options.secureContext = context
     }
@@ -57,7 +48,6 @@ export const makeKubeTransport = (config: KubeConfig): KubeTransport => {
 
   const open = async (request: KubeRequest, signal: AbortSignal): Promise<http.IncomingMessage> => {
     signal.throwIfAborted()
-    const server = serverOf(config)
     const options = await requestOptions()
     signal.throwIfAborted()
     const headers: http.OutgoingHttpHeaders = {
@@ -85,7 +75,7 @@ export const makeKubeTransport = (config: KubeConfig): KubeTransport => {
     })
   }
 
-  return { socketUrl: (path) => serverOf(config).replace(/^http/, "ws") + path, requestOptions, open }
+  return { socketUrl: (path) => server.replace(/^http/, "ws") + path, requestOptions, open }
 }
 
 type TlsMaterial = string | Buffer | Array<string | Buffer> | undefined

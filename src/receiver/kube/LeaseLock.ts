@@ -1,20 +1,16 @@
-import {
-  type ConfigurationOptions,
-  CoordinationV1Api,
-  type KubeConfig,
-  Observable,
-  type ObservableMiddleware,
-  type V1Lease,
-  V1MicroTime,
-} from "@kubernetes/client-node"
-import { type Duration, Effect } from "effect"
+import { type Duration, Effect, Predicate } from "effect"
+import type { ClusterAccess } from "./ClusterAccess.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
+import { type KubeRequest, makeKubeTransport, readBody } from "./KubeTransport.ts"
 import type { LeaderElectionRecord } from "./LeaderElectionRecord.ts"
+
+/** A Lease object as the API server answers it; fields the election does not use are kept as they are. */
+type LeaseObject = Readonly<Record<string, unknown>> & { readonly spec?: Readonly<Record<string, unknown>> }
 
 /** The Lease as read: its record, and the object whose resourceVersion an update must name. */
 export interface StoredLease {
   readonly record: LeaderElectionRecord
-  readonly lease: V1Lease
+  readonly lease: LeaseObject
 }
 
 /**
@@ -42,17 +38,23 @@ export interface LeaseLock {
 /** A lost compare-and-set: another replica wrote the lease since it was read. */
 export const isConflict = (error: KubeApiError): boolean => error.status === 409
 
-export const make = (config: KubeConfig, namespace: string, name: string): LeaseLock => {
-  const leases = config.makeApiClient(CoordinationV1Api)
+export const make = (access: ClusterAccess, namespace: string, name: string): LeaseLock => {
+  const transport = makeKubeTransport(access)
+  const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`
+  const path = `${collection}/${encodeURIComponent(name)}`
 
-  const call = <A>(
+  const call = (
     operation: string,
+    request: KubeRequest,
     timeout: Duration.Duration,
-    request: (options: ConfigurationOptions) => Promise<A>,
-  ): Effect.Effect<A, KubeApiError> =>
+  ): Effect.Effect<StoredLease, KubeApiError> =>
     Effect.tryPromise({
       // Interruption (the deadline below) aborts the HTTP request itself.
-      try: (signal) => request({ middleware: [withSignal(signal)], middlewareMergeStrategy: "append" }),
+      try: async (signal) => {
+        const response = await transport.open(request, signal)
+        const lease = leaseOf(JSON.parse((await readBody(operation, response, signal)).toString("utf8")))
+        return { record: recordOf(lease), lease }
+      },
       catch: (cause) => kubeApiErrorOf(operation, cause),
     }).pipe(
       Effect.timeoutOrElse({
@@ -63,8 +65,8 @@ export const make = (config: KubeConfig, namespace: string, name: string): Lease
     )
 
   const get = (timeout: Duration.Duration) =>
-    call("get lease", timeout, (options) => leases.readNamespacedLease({ namespace, name }, options)).pipe(
-      Effect.map((lease): StoredLease | undefined => ({ record: recordOf(lease), lease })),
+    call("get lease", { method: "GET", path }, timeout).pipe(
+      Effect.map((stored): StoredLease | undefined => stored),
       Effect.catchIf(
         (error) => error.status === 404,
         () => Effect.succeed(undefined),
@@ -72,57 +74,62 @@ export const make = (config: KubeConfig, namespace: string, name: string): Lease
     )
 
   const create = (record: LeaderElectionRecord, timeout: Duration.Duration) =>
-    call("create lease", timeout, (options) =>
-      leases.createNamespacedLease(
-        {
-          namespace,
-          body: {
-            apiVersion: "coordination.k8s.io/v1",
-            kind: "Lease",
-            metadata: { name, namespace },
-            spec: specOf(record),
-          },
-        },
-        options,
-      ),
-    ).pipe(Effect.map((lease) => ({ record: recordOf(lease), lease })))
+    call(
+      "create lease",
+      {
+        method: "POST",
+        path: collection,
+        body: JSON.stringify({
+          apiVersion: "coordination.k8s.io/v1",
+          kind: "Lease",
+          metadata: { name, namespace },
+          spec: specOf(record),
+        }),
+      },
+      timeout,
+    )
 
   const update = (read: StoredLease, record: LeaderElectionRecord, timeout: Duration.Duration) =>
-    call("update lease", timeout, (options) =>
-      leases.replaceNamespacedLease({ namespace, name, body: { ...read.lease, spec: specOf(record) } }, options),
-    ).pipe(Effect.map((lease) => ({ record: recordOf(lease), lease })))
+    call(
+      "update lease",
+      { method: "PUT", path, body: JSON.stringify({ ...read.lease, spec: specOf(record) }) },
+      timeout,
+    )
 
   return { describe: `${namespace}/${name}`, get, create, update }
 }
 
-const withSignal = (signal: AbortSignal): ObservableMiddleware => ({
-  pre: (context) => {
-    context.setSignal(signal)
-    return new Observable(Promise.resolve(context))
-  },
-  post: (context) => new Observable(Promise.resolve(context)),
-})
+/** The answer as a Lease object; anything else is a malformed answer. */
+const leaseOf = (parsed: unknown): LeaseObject => {
+  if (!Predicate.isObject(parsed) || Array.isArray(parsed)) {
+    throw new Error("the answer is not a Lease object")
+  }
+  return parsed as LeaseObject
+}
 
-/** MicroTime: RFC 3339 with six fractional digits (`V1MicroTime` writes them). */
-const specOf = (record: LeaderElectionRecord): NonNullable<V1Lease["spec"]> => ({
+/** MicroTime: RFC 3339 in UTC with six fractional digits, as client-go writes it. */
+export const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z")
+
+const specOf = (record: LeaderElectionRecord) => ({
   holderIdentity: record.holderIdentity,
   leaseDurationSeconds: record.leaseDurationSeconds,
-  acquireTime: new V1MicroTime(record.acquireTimeMs),
-  renewTime: new V1MicroTime(record.renewTimeMs),
+  acquireTime: microTime(record.acquireTimeMs),
+  renewTime: microTime(record.renewTimeMs),
   leaseTransitions: record.leaseTransitions,
 })
 
-/** client-node hands MicroTime fields over as the JSON string, although it types them as dates. */
 const millisOf = (time: unknown): number => {
-  if (time instanceof Date) return time.getTime()
-  const parsed = typeof time === "string" ? Date.parse(time) : Number.NaN
+  const parsed = Predicate.isString(time) ? Date.parse(time) : Number.NaN
   return Number.isNaN(parsed) ? 0 : parsed
 }
 
-const recordOf = (lease: V1Lease): LeaderElectionRecord => ({
-  holderIdentity: lease.spec?.holderIdentity ?? "",
-  leaseDurationSeconds: lease.spec?.leaseDurationSeconds ?? 0,
+const stringOf = (value: unknown): string => (Predicate.isString(value) ? value : "")
+const numberOf = (value: unknown): number => (Predicate.isNumber(value) ? value : 0)
+
+const recordOf = (lease: LeaseObject): LeaderElectionRecord => ({
+  holderIdentity: stringOf(lease.spec?.holderIdentity),
+  leaseDurationSeconds: numberOf(lease.spec?.leaseDurationSeconds),
   acquireTimeMs: millisOf(lease.spec?.acquireTime),
   renewTimeMs: millisOf(lease.spec?.renewTime),
-  leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+  leaseTransitions: numberOf(lease.spec?.leaseTransitions),
 })

@@ -1,10 +1,13 @@
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { startSimulatedCluster } from "@gpu-serials/kube-sim"
-import { KubeConfig } from "@kubernetes/client-node"
 import { Cause, Effect, Queue } from "effect"
 import { KubeApi, type ListedPage, type WatchEvent, type WatchEvents } from "../../../src/receiver/kube/KubeApi.ts"
 import { KubeApiError } from "../../../src/receiver/kube/KubeApiError.ts"
+import { loadClusterAccess } from "../../../src/receiver/kube/KubeConfigSource.ts"
+import { accessOfKubeconfig, accessOfKubeconfigFile } from "../../support/KubeconfigAccess.ts"
 import { quickCluster } from "./ReceiverHarness.ts"
 
 const apiOptions = { qps: 200, burst: 200, requestTimeoutMs: 3_000, execHandshakeTimeoutMs: 3_000 }
@@ -14,9 +17,7 @@ const withApi = Effect.gen(function* () {
     Effect.promise(() => startSimulatedCluster({ ...quickCluster, nodes: 5 })),
     (started) => Effect.promise(() => started.close()),
   )
-  const kubeConfig = new KubeConfig()
-  kubeConfig.loadFromFile(cluster.kubeconfigPath)
-  const api = yield* KubeApi.make(kubeConfig, apiOptions)
+  const api = yield* KubeApi.make(accessOfKubeconfigFile(cluster.kubeconfigPath), apiOptions)
   return { cluster, api }
 })
 
@@ -101,15 +102,42 @@ describe("KubeApi lists against the simulated cluster", () => {
   it.live("sends the kubeconfig's bearer token: a wrong one is refused (401)", () =>
     Effect.gen(function* () {
       const { cluster } = yield* withApi
-      const kubeConfig = new KubeConfig()
-      kubeConfig.loadFromString(
+      const access = accessOfKubeconfig(
         readFileSync(cluster.kubeconfigPath, "utf8").replace(`token: ${cluster.token}`, "token: not-the-token"),
       )
-      const api = yield* KubeApi.make(kubeConfig, apiOptions)
+      const api = yield* KubeApi.make(access, apiOptions)
       const error = yield* Effect.flip(api.listNodes({ limit: 10 }))
       assert.strictEqual(error.kind, "rejected")
       assert.strictEqual(error.status, 401)
       assert.notInclude(error.message, "not-the-token")
+    }),
+  )
+
+  it.live("runs a kubeconfig's exec credential plugin, through client-node, for its token", () =>
+    Effect.gen(function* () {
+      const { cluster } = yield* withApi
+      const directory = mkdtempSync(join(tmpdir(), "gpu-serials-exec-plugin-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(directory, { recursive: true, force: true })))
+      const plugin = join(directory, "credential-plugin.sh")
+      const credential = {
+        apiVersion: "client.authentication.k8s.io/v1",
+        kind: "ExecCredential",
+        status: { token: cluster.token },
+      }
+      writeFileSync(plugin, `#!/bin/sh\necho '${JSON.stringify(credential)}'\n`, { mode: 0o700 })
+      const kubeconfig = join(directory, "config")
+      writeFileSync(
+        kubeconfig,
+        readFileSync(cluster.kubeconfigPath, "utf8").replace(
+          `token: ${cluster.token}`,
+          `exec: {apiVersion: client.authentication.k8s.io/v1, command: ${plugin}, interactiveMode: Never}`,
+        ),
+      )
+      const loaded = yield* loadClusterAccess(kubeconfig)
+      assert.strictEqual(loaded.origin, kubeconfig)
+      const api = yield* KubeApi.make(loaded.access, apiOptions)
+      const nodes = yield* api.listNodes({ limit: 100 })
+      assert.strictEqual(nodes.items.length, 5)
     }),
   )
 
@@ -214,9 +242,10 @@ describe("KubeApi watches against the simulated cluster", () => {
   it.live("a watch silent past the inactivity deadline ends normally, to be resumed", () =>
     Effect.gen(function* () {
       const { cluster } = yield* withApi
-      const kubeConfig = new KubeConfig()
-      kubeConfig.loadFromFile(cluster.kubeconfigPath)
-      const api = yield* KubeApi.make(kubeConfig, { ...apiOptions, watchInactivityMs: 300 })
+      const api = yield* KubeApi.make(accessOfKubeconfigFile(cluster.kubeconfigPath), {
+        ...apiOptions,
+        watchInactivityMs: 300,
+      })
       const listed = yield* api.listNodes({ limit: 100 })
       const { end } = yield* Effect.scoped(
         Effect.gen(function* () {

@@ -1,10 +1,14 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:https"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Writable } from "node:stream"
 import { assert, describe, it } from "@effect/vitest"
-import { KubeConfig, type V1Status } from "@kubernetes/client-node"
+import type { V1Status } from "@kubernetes/client-node"
 import { Deferred, Effect } from "effect"
 import { afterAll } from "vitest"
 import { WebSocketServer } from "ws"
+import { type ClusterAccess, inClusterAccess, staticAccess } from "../../../src/receiver/kube/ClusterAccess.ts"
 import { KubeApi } from "../../../src/receiver/kube/KubeApi.ts"
 import { secureContexts } from "../../../src/receiver/kube/KubeTransport.ts"
 import { makeTestCertificates } from "../../support/TestCertificates.ts"
@@ -75,23 +79,15 @@ const startTlsServer = Effect.acquireRelease(
     }),
 )
 
-const kubeConfigFor = (url: string, ca: Buffer | undefined): KubeConfig => {
-  const config = new KubeConfig()
-  config.loadFromOptions({
-    clusters: [
-      {
-        name: "tls",
-        server: url,
-        ...(ca === undefined ? {} : { caData: ca.toString("base64") }),
-        skipTLSVerify: false,
-      },
-    ],
-    users: [{ name: "tls", token }],
-    contexts: [{ name: "tls", cluster: "tls", user: "tls" }],
-    currentContext: "tls",
-  })
-  return config
-}
+const kubeConfigFor = (url: string, ca: Buffer | undefined): ClusterAccess =>
+  staticAccess(
+    {
+      server: url,
+      insecureSkipTlsVerify: false,
+      ...(ca === undefined ? {} : { certificateAuthorityData: ca.toString("base64") }),
+    },
+    { token },
+  )
 
 const options = { qps: 100, burst: 100, requestTimeoutMs: 3_000, execHandshakeTimeoutMs: 3_000 }
 
@@ -123,6 +119,30 @@ describe("KubeApi over TLS", () => {
         ["/api/v1/nodes?limit=2", "/api/v1/nodes?limit=2&continue=page-2"],
       )
       assert.isTrue(server.seen.every((request) => request.authorization === `Bearer ${token}`))
+    }),
+  )
+
+  it.live("in a pod: the API server from the environment, the mounted CA and service-account token", () =>
+    Effect.gen(function* () {
+      const server = yield* startTlsServer
+      const directory = mkdtempSync(join(tmpdir(), "gpu-serials-serviceaccount-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(directory, { recursive: true, force: true })))
+      writeFileSync(join(directory, "ca.crt"), server.ca)
+      writeFileSync(join(directory, "token"), `${token}\n`)
+      const port = new URL(server.url).port
+      const access = inClusterAccess({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: port }, directory)
+      if (typeof access === "string") throw new Error(access)
+      assert.strictEqual(access.server, server.url)
+      const api = yield* KubeApi.make(access, options)
+      const first = yield* api.listNodes({ limit: 2 })
+      assert.strictEqual(first.items.length, 2)
+      assert.strictEqual(server.seen[0]?.authorization, `Bearer ${token}`)
+      assert.strictEqual(
+        inClusterAccess({ KUBERNETES_SERVICE_HOST: "127.0.0.1" }, directory),
+        "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set in a pod",
+      )
+      const v6 = inClusterAccess({ KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" }, directory)
+      assert.strictEqual(typeof v6 === "string" ? v6 : v6.server, "https://[fd00::1]:443")
     }),
   )
 

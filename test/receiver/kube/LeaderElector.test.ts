@@ -54,9 +54,9 @@ describe("leader election against the simulated cluster", () => {
     await cluster.close()
   })
 
-  const electorOf = (client: string, leaseName: string): Elector => {
+  const electorOf = (client: string, leaseName: string): Promise<Elector> => {
     const lease: LeaseSettings = { leaseName, leaseNamespace: namespace, identity: client, ...timings }
-    return Effect.runSync(
+    return Effect.runPromise(
       Effect.scoped(
         factory.elector({ ...defaultKubeExecConfig, kubeconfig: kubeconfigs.get(client) ?? "" }, lease, {
           id: "kube_exec",
@@ -98,10 +98,10 @@ describe("leader election against the simulated cluster", () => {
   }
 
   it("lets one replica lead while the other follows, and hands over at once on release", async () => {
-    const a = term(electorOf("replica-a", "handover"))
+    const a = term(await electorOf("replica-a", "handover"))
     running.push(a)
     await waitFor("replica-a to lead", () => a.acquiredAtMs !== undefined)
-    const b = term(electorOf("replica-b", "handover"))
+    const b = term(await electorOf("replica-b", "handover"))
     running.push(b)
     // Longer than a lease duration: replica-a keeps renewing, so replica-b keeps following.
     await new Promise((resolve) => setTimeout(resolve, timings.leaseDurationMs + 500))
@@ -123,10 +123,10 @@ describe("leader election against the simulated cluster", () => {
   })
 
   it("takes over once the leader stops renewing, after the lease duration", async () => {
-    const a = term(electorOf("replica-a", "crash"))
+    const a = term(await electorOf("replica-a", "crash"))
     running.push(a)
     await waitFor("replica-a to lead", () => a.acquiredAtMs !== undefined)
-    const b = term(electorOf("replica-b", "crash"))
+    const b = term(await electorOf("replica-b", "crash"))
     running.push(b)
     // replica-a can no longer reach its lease: as if it had died, it neither renews nor releases.
     cluster.access.deny({ client: "replica-a", resource: "leases" })
@@ -146,10 +146,10 @@ describe("leader election against the simulated cluster", () => {
   for (const fault of ["server-error", "hang"] as const) {
     it(`stops a leader whose renewals ${fault === "hang" ? "hang" : "fail with 503"} before the other acquires`, async () => {
       const leaseName = `renewal-${fault}`
-      const a = term(electorOf("replica-a", leaseName))
+      const a = term(await electorOf("replica-a", leaseName))
       running.push(a)
       await waitFor("replica-a to lead", () => a.acquiredAtMs !== undefined)
-      const b = term(electorOf("replica-b", leaseName))
+      const b = term(await electorOf("replica-b", leaseName))
       running.push(b)
       const match = { client: "replica-a", resource: "leases" }
       cluster.faults.inject(
@@ -169,10 +169,10 @@ describe("leader election against the simulated cluster", () => {
   }
 
   it("does not let a replica whose clock is an hour off steal a live lease", async () => {
-    const a = term(electorOf("replica-a", "skew"))
+    const a = term(await electorOf("replica-a", "skew"))
     running.push(a)
     await waitFor("replica-a to lead", () => a.acquiredAtMs !== undefined)
-    const ahead = term(electorOf("replica-b", "skew"), shiftedClock(hourMs))
+    const ahead = term(await electorOf("replica-b", "skew"), shiftedClock(hourMs))
     running.push(ahead)
     await new Promise((resolve) => setTimeout(resolve, timings.leaseDurationMs * 2))
     expect(ahead.acquiredAtMs).toBeUndefined()

@@ -1,7 +1,7 @@
-import { ApiException } from "@kubernetes/client-node"
 import { describe, expect, it } from "vitest"
 import { DriverNotLoaded, TruncatedOutput } from "../../../src/nvsmi/NvsmiError.ts"
 import { KubeApiError, kubeApiErrorOf } from "../../../src/receiver/kube/KubeApiError.ts"
+import { refusal } from "../../../src/receiver/kube/KubeTransport.ts"
 import { failureOfExec, failureOfNvsmi, readFailure } from "../../../src/receiver/kube/ReadFailure.ts"
 
 describe("read failures", () => {
@@ -52,18 +52,16 @@ describe("read failures", () => {
 })
 
 describe("Kubernetes API errors", () => {
-  it("classifies HTTP answers of client-node calls and keeps the Status message only", () => {
-    const throttled = kubeApiErrorOf(
-      "list pods",
-      new ApiException(429, "Unknown API Status Code!", JSON.stringify({ kind: "Status", message: "slow down" }), {}),
-    )
+  it("classifies refused HTTP answers and keeps the Status message only", () => {
+    const throttled = refusal("list pods", 429, JSON.stringify({ kind: "Status", message: "slow down" }))
     expect(throttled).toMatchObject({ kind: "throttled", status: 429, detail: "slow down" })
-    expect(kubeApiErrorOf("list pods", new ApiException(503, "x", "", {}))).toMatchObject({ kind: "server-error" })
-    expect(kubeApiErrorOf("list pods", new ApiException(410, "x", "", {}))).toMatchObject({ kind: "gone" })
-    expect(kubeApiErrorOf("list pods", new ApiException(403, "x", { message: "forbidden" }, {}))).toMatchObject({
+    expect(refusal("list pods", 503, "")).toMatchObject({ kind: "server-error", detail: "HTTP 503" })
+    expect(refusal("list pods", 410, "")).toMatchObject({ kind: "gone" })
+    expect(refusal("list pods", 403, JSON.stringify({ message: "forbidden" }))).toMatchObject({
       kind: "rejected",
       transient: false,
     })
+    expect(refusal("list pods", 502, "<html>a proxy's login page</html>").detail).toBe("HTTP 502")
   })
 
   it("classifies timeouts, watch statuses, handshake statuses and connection errors", () => {

@@ -1,5 +1,4 @@
 import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedCluster } from "@gpu-serials/kube-sim"
-import { KubeConfig } from "@kubernetes/client-node"
 import { Cause, Duration, Effect, Exit, Queue, Scope } from "effect"
 import type { NodeObservation } from "../../../src/domain/NodeObservation.ts"
 import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
@@ -9,6 +8,7 @@ import { defaultKubeExecConfig } from "../../../src/receiver/kube/KubeExecFactor
 import * as KubeExecReceiver from "../../../src/receiver/kube/KubeExecReceiver.ts"
 import type { NodeLabelPatch } from "../../../src/receiver/kube/NodeLabelPatch.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
+import { accessOfKubeconfigFile } from "../../support/KubeconfigAccess.ts"
 import { type RecordedMetrics, recordingMetrics } from "../../support/RecordingMetrics.ts"
 
 /** One exec the receiver opened, as it asked for it. */
@@ -84,9 +84,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       (started) => Effect.promise(() => started.close()),
     )
     yield* Effect.promise(async () => options.before?.(cluster))
-    const kubeConfig = new KubeConfig()
-    kubeConfig.loadFromFile(cluster.kubeconfigPath)
-    const api = yield* KubeApi.make(kubeConfig, {
+    const api = yield* KubeApi.make(accessOfKubeconfigFile(cluster.kubeconfigPath), {
       qps: 200,
       burst: 200,
       requestTimeoutMs: 3_000,
