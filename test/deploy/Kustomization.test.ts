@@ -102,8 +102,8 @@ describe("deploy/base", () => {
   })
 })
 
-describe("deploy/ha", () => {
-  const manifests = rendered("deploy/ha")
+describe("deploy/examples/ha", () => {
+  const manifests = rendered("deploy/examples/ha")
   const find = (kind: string) => manifests.filter((manifest) => manifest.kind === kind)
   const deployment = find("Deployment")[0]
   const spec = deployment?.spec as {
