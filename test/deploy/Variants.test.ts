@@ -9,6 +9,7 @@ import {
   deploymentOf,
   gpuSerialsContainer,
   kustomize,
+  kustomizeOverlay,
   type Manifest,
   ofKind,
   type PolicyRule,
@@ -266,5 +267,47 @@ describe.each(Object.keys(expectedGrants))("%s", (variant) => {
         if (configMap !== undefined) expect(keysOf("ConfigMap", configMap.name), variable.name).toContain(configMap.key)
       }
     }
+  })
+})
+
+describe("an overlay combining components: standalone device plugin, ha, node labels, otel sidecar, network policy", () => {
+  const manifests = kustomizeOverlay(`
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - {root}/deploy/base
+components:
+  - {root}/deploy/components/standalone-device-plugin
+  - {root}/deploy/components/ha
+  - {root}/deploy/components/node-labels
+  - {root}/deploy/components/otel-sidecar
+  - {root}/deploy/components/network-policy
+`)
+  const pod = deploymentOf(manifests).spec.template.spec
+  const env = Object.fromEntries(
+    (gpuSerialsContainer(pod).env ?? []).map((variable) => [variable.name, variable.value]),
+  )
+
+  it("keeps what each component adds", () => {
+    expect(deploymentOf(manifests).spec.replicas).toBe(2)
+    expect(env).toMatchObject({
+      NAMESPACE: "nvidia-device-plugin",
+      LEADER_ELECTION: "true",
+      LABELS_ENABLED: "true",
+      EXPORTER_TYPE: "otlp",
+    })
+    expect(containersOf(pod).map((container) => container.name)).toEqual(["otel-collector", "gpu-serials"])
+    expect(ofKind(manifests, "NetworkPolicy")).toHaveLength(2)
+  })
+
+  it("grants the union of the components' rules, pods and exec in the device plugin's namespace", () => {
+    expect([...grantsOf(manifests)].sort()).toEqual(
+      [
+        ...readsDevicePluginPods("nvidia-device-plugin"),
+        "Role gpu-serials: coordination.k8s.io/leases create",
+        "Role gpu-serials: coordination.k8s.io/leases[gpu-serials-leader] get,update",
+        "ClusterRole: /nodes patch",
+      ].sort(),
+    )
   })
 })
