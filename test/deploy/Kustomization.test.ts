@@ -1,31 +1,9 @@
-import { spawnSync } from "node:child_process"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { parseAllDocuments } from "yaml"
 import { parseGoDuration } from "../../src/config/GoDuration.ts"
-import { repositoryRoot } from "../cli/GpuSerialsCli.ts"
+import { kustomize, type Manifest } from "./RenderedManifests.ts"
 
-interface Manifest {
-  readonly kind: string
-  readonly metadata: { readonly name: string; readonly namespace?: string }
-  readonly rules?: ReadonlyArray<{
-    apiGroups: Array<string>
-    resources: Array<string>
-    verbs: Array<string>
-    resourceNames?: Array<string>
-  }>
-  readonly spec?: unknown
-}
-
-const rendered = (overlay = "deploy/base"): ReadonlyArray<Manifest> => {
-  const run = spawnSync("kubectl", ["kustomize", overlay], {
-    cwd: repositoryRoot,
-    encoding: "utf8",
-    timeout: 20_000,
-  })
-  if (run.status !== 0) throw new Error(`kubectl kustomize failed: ${run.stderr}`)
-  return parseAllDocuments(run.stdout).map((document) => document.toJS() as Manifest)
-}
+const rendered = (overlay = "deploy/base"): ReadonlyArray<Manifest> => kustomize(overlay)
 
 interface Container {
   readonly env?: ReadonlyArray<{
@@ -83,27 +61,10 @@ describe("deploy/base", () => {
       },
     })
   })
-
-  it("shuts down within SHUTDOWN_TIMEOUT, well inside the pod's termination grace period", () => {
-    const [deployment] = find("Deployment")
-    const spec = deployment?.spec as {
-      template: {
-        spec: {
-          terminationGracePeriodSeconds: number
-          containers: Array<{ env: Array<{ name: string; value: string }> }>
-        }
-      }
-    }
-    const pod = spec.template.spec
-    const shutdownTimeout = pod.containers[0]?.env.find((variable) => variable.name === "SHUTDOWN_TIMEOUT")?.value
-    const parsed = parseGoDuration(shutdownTimeout ?? "")
-    if (Result.isFailure(parsed)) throw new Error(`SHUTDOWN_TIMEOUT is not a duration: ${shutdownTimeout}`)
-    expect(parsed.success + 5_000).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds * 1000)
-  })
 })
 
-describe("deploy/ha", () => {
-  const manifests = rendered("deploy/ha")
+describe("deploy/examples/ha", () => {
+  const manifests = rendered("deploy/examples/ha")
   const find = (kind: string) => manifests.filter((manifest) => manifest.kind === kind)
   const deployment = find("Deployment")[0]
   const spec = deployment?.spec as {
