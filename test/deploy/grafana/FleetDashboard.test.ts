@@ -126,10 +126,16 @@ describe("deploy/grafana/fleet.json", () => {
         },
         {
           interval: "1m",
+          // No dcgm-exporter; the otlp exporter's gpu_serials_gpu_info, pushed through a Collector, has
+          // other labels (no cluster, no Hostname) and stays out of the table.
           input_series: [
             { series: gpu(1, "10.0.0.1:8080"), values: "1x10" },
             { series: gpu(1, "10.0.0.2:8080"), values: "1x10" },
             { series: gpu(2, "10.0.0.1:8080"), values: "1x10" },
+            {
+              series: `gpu_serials_gpu_info{job="otel-collector", uuid="GPU-9", serial="1650000000009", model="NVIDIA H100 80GB HBM3", node="gpu-node-9"}`,
+              values: "1x10",
+            },
           ],
           promql_expr_test: [
             { expr: panelQuery(fleet, gpuTable, "B"), eval_time: "5m", exp_samples: [] },
