@@ -12,13 +12,13 @@ const currentSchemaVersion = 42
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JavaScript template
 const datasourceVariable = "${datasource}"
 
-/** Every object under a `datasource` key, wherever it is in the dashboard. */
-const datasourceReferences = (node: unknown, path = "$"): ReadonlyArray<{ path: string; reference: unknown }> => {
-  if (Array.isArray(node)) return node.flatMap((child, index) => datasourceReferences(child, `${path}[${index}]`))
+/** Every value under `key`, wherever it is in the dashboard, with its JSON path. */
+const valuesUnder = (key: string, node: unknown, path = "$"): ReadonlyArray<{ path: string; value: unknown }> => {
+  if (Array.isArray(node)) return node.flatMap((child, index) => valuesUnder(key, child, `${path}[${index}]`))
   if (node === null || typeof node !== "object") return []
-  return Object.entries(node).flatMap(([key, child]) => [
-    ...(key === "datasource" ? [{ path: `${path}.${key}`, reference: child }] : []),
-    ...datasourceReferences(child, `${path}.${key}`),
+  return Object.entries(node).flatMap(([name, child]) => [
+    ...(name === key ? [{ path: `${path}.${name}`, value: child }] : []),
+    ...valuesUnder(key, child, `${path}.${name}`),
   ])
 }
 
@@ -42,10 +42,14 @@ describe.each([
   it(`picks its ${datasource} data source from a variable, and names no data source uid`, () => {
     const variable = dashboard.templating.list.find((candidate) => candidate.type === "datasource")
     expect(variable).toMatchObject({ name: "datasource", query: datasource })
-    const references = datasourceReferences(dashboard)
+    const references = valuesUnder("datasource", dashboard)
     expect(references.length).toBeGreaterThan(panelsOf(dashboard).length)
-    const hardCoded = references.filter(
-      ({ reference }) => JSON.stringify(reference) !== JSON.stringify({ type: datasource, uid: datasourceVariable }),
+    const otherReferences = references.filter(
+      ({ value }) => JSON.stringify(value) !== JSON.stringify({ type: datasource, uid: datasourceVariable }),
+    )
+    expect(otherReferences).toEqual([])
+    const hardCoded = valuesUnder("uid", dashboard).filter(
+      ({ path, value }) => path !== "$.uid" && value !== datasourceVariable,
     )
     expect(hardCoded).toEqual([])
   })
