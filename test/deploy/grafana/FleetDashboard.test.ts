@@ -34,7 +34,8 @@ const demoMetricNames = async (): Promise<ReadonlySet<string>> => {
   const demo = startGpuSerials(["demo", "--duration", "60s"])
   try {
     const giveUpAt = Date.now() + 40_000
-    // The first progress line comes after every node of the simulated cluster has had its first reading.
+    // By its first progress line (5 s in) the demo has read its nodes and exported their records, so every
+    // instrument that records on a reading or a write has its series.
     while (!demo.stderr().includes("demo after ") && Date.now() < giveUpAt) {
       if (demo.child.exitCode !== null) throw new Error(`the demo exited:\n${demo.stderr()}`)
       await new Promise((resolve) => setTimeout(resolve, 100))
