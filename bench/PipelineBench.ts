@@ -5,6 +5,7 @@ import {
   cpuMillis,
   liveHeapMegabytes,
   peakRssMegabytes,
+  serviceNodeFlags,
   startServiceProcess,
   stopServiceProcess,
   timeToReady,
@@ -167,7 +168,8 @@ export const pipelineBench = async (scenario: PipelineScenario, runs = 1): Promi
     scenario.nodes <= 10_000 ? ` (goal ≤ ${readyGoalMs / 1000} s: ${ratio(median(all("readyMs")), readyGoalMs)})` : ""
   return [
     `pipeline: ${scenario.nodes} nodes, exec ${scenario.execLatencyMs} ms, QPS ${scenario.qps}, ${scenario.workers} workers` +
-      (runs > 1 ? ` (min / median of ${runs} runs)` : ""),
+      (runs > 1 ? ` (min / median of ${runs} runs)` : "") +
+      `; node ${serviceNodeFlags().join(" ") || "(no flags)"}`,
     `  /readyz 200 after start: ${minMedian(
       all("readyMs").map((ms) => ms / 1000),
       2,

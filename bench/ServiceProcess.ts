@@ -18,6 +18,23 @@ export const cliEntry = (): string => {
   return join(repositoryRoot, entry)
 }
 
+/**
+ * The V8 options the image runs the service with: the flags between `node` and the script in the
+ * Dockerfile's ENTRYPOINT, so the bench measures what is deployed.
+ */
+export const deployedNodeFlags = (): ReadonlyArray<string> => {
+  const entrypoint = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(readFileSync(join(repositoryRoot, "Dockerfile"), "utf8"))
+  const argv = JSON.parse(entrypoint?.[1] ?? "[]") as ReadonlyArray<string>
+  if (argv[0] !== "node") throw new Error("the Dockerfile's ENTRYPOINT does not run node")
+  return argv.slice(1).filter((arg) => arg.startsWith("--"))
+}
+
+/** The service's Node flags: `SERVICE_NODE_FLAGS` (space-separated) when set, else the deployed ones. */
+export const serviceNodeFlags = (): ReadonlyArray<string> => {
+  const given = process.env.SERVICE_NODE_FLAGS
+  return given === undefined ? deployedNodeFlags() : given.split(/\s+/).filter((flag) => flag !== "")
+}
+
 /** CPU time (user + system) a process has used so far, in milliseconds, from /proc. */
 export const cpuMillis = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
@@ -53,14 +70,10 @@ export const startServiceProcess = (
   onRecord: (record: { readonly node: string; readonly event: string }) => void,
 ): ServiceProcess => {
   const startedAt = performance.now()
-  const child = spawn(process.execPath, ["--inspect=127.0.0.1:0", cliEntry(), "run", ...args], {
+  const flags = serviceNodeFlags()
+  const child = spawn(process.execPath, [...flags, "--inspect=127.0.0.1:0", cliEntry(), "run", ...args], {
     cwd: repositoryRoot,
-    // SERVICE_NODE_OPTIONS becomes the service's NODE_OPTIONS, so V8 heap settings can be compared.
-    env: {
-      PATH: process.env.PATH ?? "",
-      LOG_LEVEL: "warn",
-      ...(process.env.SERVICE_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS }),
-    },
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   })
   let pending = ""
