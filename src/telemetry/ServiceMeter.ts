@@ -2,7 +2,14 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { MeterProvider as MeterProviderApi } from "@opentelemetry/api"
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
 import { defaultResource, type Resource, resourceFromAttributes } from "@opentelemetry/resources"
-import { type IMetricReader, MeterProvider, type MetricProducer, MetricReader } from "@opentelemetry/sdk-metrics"
+import {
+  type CollectionResult,
+  type IMetricReader,
+  MeterProvider,
+  type MetricCollectOptions,
+  type MetricProducer,
+  MetricReader,
+} from "@opentelemetry/sdk-metrics"
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
 import { Context, Duration, Effect, Layer, type Scope } from "effect"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
@@ -27,6 +34,27 @@ class SharedCollection extends MetricReader {
   protected override async onShutdown(): Promise<void> {}
 }
 
+/** The producers added after start, read by every reader as one producer (each reader takes its producers at construction). */
+class AddedProducers implements MetricProducer {
+  readonly producers = new Set<MetricProducer>()
+  private readonly resource: Resource
+
+  constructor(resource: Resource) {
+    this.resource = resource
+  }
+
+  async collect(options?: MetricCollectOptions): Promise<CollectionResult> {
+    const results = await Promise.all([...this.producers].map((producer) => producer.collect(options)))
+    return {
+      resourceMetrics: {
+        resource: this.resource,
+        scopeMetrics: results.flatMap((result) => result.resourceMetrics.scopeMetrics),
+      },
+      errors: results.flatMap((result) => result.errors),
+    }
+  }
+}
+
 /**
  * The service's one OpenTelemetry `MeterProvider`: every instrument of the service lives on it, and
  * every reader (Prometheus text for `/metrics`, OTLP push) reads the same instruments. Closing the
@@ -46,6 +74,11 @@ export class ServiceMeter extends Context.Service<
      * down, after its last export. A reader can be attached once.
      */
     readonly attachReader: (reader: IMetricReader) => Effect.Effect<void, never, Scope.Scope>
+    /**
+     * Adds metrics made outside the SDK's instruments (`GpuInfoMetric`): every reader, `/metrics` and
+     * attached ones, reads them with the instruments until the scope closes.
+     */
+    readonly addProducer: (producer: MetricProducer) => Effect.Effect<void, never, Scope.Scope>
     /** Writes the Prometheus text exposition of every instrument to `response`. */
     readonly servePrometheus: (request: IncomingMessage, response: ServerResponse) => void
   }
@@ -63,8 +96,13 @@ export class ServiceMeter extends Context.Service<
             [ATTR_SERVICE_INSTANCE_ID]: options.serviceInstanceId ?? crypto.randomUUID(),
           }),
         )
-        const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
-        const sharedCollection = new SharedCollection()
+        const added = new AddedProducers(resource)
+        const prometheus = new PrometheusExporter({
+          preventServerStart: true,
+          withoutScopeInfo: true,
+          metricProducers: [added],
+        })
+        const sharedCollection = new SharedCollection({ metricProducers: [added] })
         const meterProvider = new MeterProvider({
           resource,
           readers: [prometheus, sharedCollection, ...(options.readers ?? [])],
@@ -85,11 +123,18 @@ export class ServiceMeter extends Context.Service<
             ),
           )
 
+        const addProducer = (extra: MetricProducer): Effect.Effect<void, never, Scope.Scope> =>
+          Effect.acquireRelease(
+            Effect.sync(() => added.producers.add(extra)),
+            () => Effect.sync(() => added.producers.delete(extra)),
+          ).pipe(Effect.asVoid)
+
         return ServiceMeter.of({
           meterProvider,
           resource,
           producer,
           attachReader,
+          addProducer,
           servePrometheus: (request, response) => prometheus.getMetricsRequestHandler(request, response),
         })
       }),
