@@ -22,6 +22,7 @@ export type GpuInfoLabels = {
   readonly cluster: string
 }
 
+const dcgmPciAddress = /^[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]$/
 const pciAddress = /^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])$/i
 
 /**
@@ -30,18 +31,22 @@ const pciAddress = /^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7
  * PCI address is kept as reported.
  */
 export const dcgmPciBusId = (reported: string | undefined): string => {
-  const text = reported?.trim() ?? ""
+  if (reported === undefined) return ""
+  if (dcgmPciAddress.test(reported)) return reported
+  const text = reported.trim()
   const match = pciAddress.exec(text)
   if (match === null) return text
   const [, domain = "0", bus = "", device = "", func = ""] = match
   return `${domain.padStart(8, "0")}:${bus.padStart(2, "0")}:${device.padStart(2, "0")}.${func}`.toUpperCase()
 }
 
+const dcgmGpuUuid = /^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const bareUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const gpuUuid = /^gpu-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i
 
 /** A GPU UUID spelled as DCGM spells it: `GPU-` then lowercase hex; anything else is kept as reported. */
 export const dcgmUuid = (reported: string): string => {
+  if (dcgmGpuUuid.test(reported)) return reported
   const text = reported.trim()
   if (bareUuid.test(text)) return `GPU-${text.toLowerCase()}`
   const match = gpuUuid.exec(text)

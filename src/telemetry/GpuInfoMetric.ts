@@ -1,4 +1,4 @@
-import { type Attributes, type HrTime, ValueType } from "@opentelemetry/api"
+import { type HrTime, ValueType } from "@opentelemetry/api"
 import { millisToHrTime } from "@opentelemetry/core"
 import { emptyResource } from "@opentelemetry/resources"
 import {
@@ -6,9 +6,9 @@ import {
   type CollectionResult,
   type DataPoint,
   DataPointType,
-  type MetricProducer,
 } from "@opentelemetry/sdk-metrics"
-import { type GpuInfoFields, gpuInfoLabels } from "./GpuInfoLabels.ts"
+import { type GpuInfoFields, type GpuInfoLabels, gpuInfoLabels } from "./GpuInfoLabels.ts"
+import type { ExtraMetrics } from "./ServiceMeter.ts"
 
 export const gpuInfoMetricName = "gpu_serials_gpu_info"
 
@@ -30,37 +30,59 @@ const descriptor = {
   valueType: ValueType.INT,
 } as const
 
-type DataPoints = (endTime: HrTime) => Array<DataPoint<number>>
+/** A label value in the text exposition format: backslash, double quote and line feed escaped. */
+const escapeLabelValue = (value: string): string =>
+  /[\\"\n]/.test(value) ? value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : value
 
-const noPoints: DataPoints = () => []
+/** The sample line of one GPU, as one flat string (no rope of the pieces kept alive in the cache). */
+const sampleLine = (labels: GpuInfoLabels): string => {
+  const pairs: Array<string> = []
+  for (const [name, value] of Object.entries(labels)) pairs.push(`${name}="${escapeLabelValue(value)}"`)
+  return [gpuInfoMetricName, "{", pairs.join(","), "} 1\n"].join("")
+}
+
+const header = `# HELP ${gpuInfoMetricName} ${descriptor.description}\n# TYPE ${gpuInfoMetricName} gauge\n`
+
+/** What one collection visits: the labels (OTLP) or the sample line (Prometheus text) of every GPU. */
+interface Visitor {
+  readonly labels: (visit: (labels: GpuInfoLabels) => void) => void
+  readonly lines: (visit: (line: string) => void) => void
+}
+
+const noGpus: Visitor = { labels: () => {}, lines: () => {} }
 
 /**
- * `gpu_serials_gpu_info` as a metric producer read with the service's instruments: every collection
- * reports exactly the GPUs the source holds then, so a GPU removed from the inventory leaves the metric
- * at the next scrape, and a fleet of any size is reported whole. (The SDK's observable gauges keep every
- * series ever observed and fold those beyond 2,000 into one overflow series.)
+ * `gpu_serials_gpu_info` as extra metrics of the service's meter: every collection reports exactly the
+ * GPUs the source holds then, so a GPU removed from the inventory leaves the metric at the next scrape,
+ * and a fleet of any size is reported whole. (The SDK's observable gauges keep every series ever
+ * observed and fold those beyond 2,000 into one overflow series, and its serializer spends seconds on a
+ * large fleet.) A GPU's sample line is made once, when its object is first seen, and kept while the
+ * object lives (about 300 bytes a GPU), so a scrape only joins lines; an OTLP push, once a minute at
+ * most, works its labels out again rather than keep them too.
  */
-export class GpuInfoMetric implements MetricProducer {
+export class GpuInfoMetric implements ExtraMetrics {
   private source: object | undefined
-  private points: DataPoints = noPoints
+  private visitor: Visitor = noGpus
   private readonly startTime: HrTime = millisToHrTime(Date.now())
 
   /** Reports the GPUs of `source` from the next collection on. */
   observe<T extends object>(source: GpuInfoSource<T>): void {
-    const labels = new WeakMap<T, Attributes>()
-    const startTime = this.startTime
+    const lines = new WeakMap<T, string>()
     this.source = source
-    this.points = (endTime) => {
-      const points: Array<DataPoint<number>> = []
-      for (const gpu of source.gpus()) {
-        let attributes = labels.get(gpu)
-        if (attributes === undefined) {
-          attributes = { ...gpuInfoLabels(source.fields(gpu)) }
-          labels.set(gpu, attributes)
+    this.visitor = {
+      labels: (visit) => {
+        for (const gpu of source.gpus()) visit(gpuInfoLabels(source.fields(gpu)))
+      },
+      lines: (visit) => {
+        for (const gpu of source.gpus()) {
+          let line = lines.get(gpu)
+          if (line === undefined) {
+            line = sampleLine(gpuInfoLabels(source.fields(gpu)))
+            lines.set(gpu, line)
+          }
+          visit(line)
         }
-        points.push({ startTime, endTime, attributes, value: 1 })
-      }
-      return points
+      },
     }
   }
 
@@ -68,16 +90,20 @@ export class GpuInfoMetric implements MetricProducer {
   forget(source: object): void {
     if (this.source !== source) return
     this.source = undefined
-    this.points = noPoints
+    this.visitor = noGpus
   }
 
-  /** The data points of one collection: one per GPU, value 1. */
-  dataPoints(): Array<DataPoint<number>> {
-    return this.points(millisToHrTime(Date.now()))
+  readonly prometheusText = (): string => {
+    const text = [header]
+    this.visitor.lines((line) => text.push(line))
+    return text.length === 1 ? "" : text.join("")
   }
 
   async collect(): Promise<CollectionResult> {
-    const dataPoints = this.dataPoints()
+    const endTime = millisToHrTime(Date.now())
+    const startTime = this.startTime
+    const dataPoints: Array<DataPoint<number>> = []
+    this.visitor.labels((attributes) => dataPoints.push({ startTime, endTime, attributes, value: 1 }))
     return {
       resourceMetrics: {
         resource: emptyResource(),

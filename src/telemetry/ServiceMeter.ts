@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { MeterProvider as MeterProviderApi } from "@opentelemetry/api"
-import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
 import { defaultResource, type Resource, resourceFromAttributes } from "@opentelemetry/resources"
 import {
   type CollectionResult,
@@ -34,9 +34,19 @@ class SharedCollection extends MetricReader {
   protected override async onShutdown(): Promise<void> {}
 }
 
-/** The producers added after start, read by every reader as one producer (each reader takes its producers at construction). */
+/**
+ * Metrics made outside the SDK's instruments, one series per GPU for instance, which the SDK's storage and
+ * Prometheus serializer do not scale to: attached readers collect them as a producer, and `/metrics`
+ * writes the text they write themselves.
+ */
+export interface ExtraMetrics extends MetricProducer {
+  /** Their Prometheus text exposition (`# HELP`, `# TYPE` and samples, each line ending in `\n`); empty when there is none. */
+  readonly prometheusText: () => string
+}
+
+/** The extra metrics added after start, read by the shared collection as one producer (a reader takes its producers at construction). */
 class AddedProducers implements MetricProducer {
-  readonly producers = new Set<MetricProducer>()
+  readonly producers = new Set<ExtraMetrics>()
   private readonly resource: Resource
 
   constructor(resource: Resource) {
@@ -75,10 +85,10 @@ export class ServiceMeter extends Context.Service<
      */
     readonly attachReader: (reader: IMetricReader) => Effect.Effect<void, never, Scope.Scope>
     /**
-     * Adds metrics made outside the SDK's instruments (`GpuInfoMetric`): every reader, `/metrics` and
-     * attached ones, reads them with the instruments until the scope closes.
+     * Adds metrics made outside the SDK's instruments (`GpuInfoMetric`): `/metrics` and the attached
+     * readers read them after the instruments until the scope closes.
      */
-    readonly addProducer: (producer: MetricProducer) => Effect.Effect<void, never, Scope.Scope>
+    readonly addProducer: (producer: ExtraMetrics) => Effect.Effect<void, never, Scope.Scope>
     /** Writes the Prometheus text exposition of every instrument to `response`. */
     readonly servePrometheus: (request: IncomingMessage, response: ServerResponse) => void
   }
@@ -97,11 +107,8 @@ export class ServiceMeter extends Context.Service<
           }),
         )
         const added = new AddedProducers(resource)
-        const prometheus = new PrometheusExporter({
-          preventServerStart: true,
-          withoutScopeInfo: true,
-          metricProducers: [added],
-        })
+        const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
+        const serializer = new PrometheusSerializer("", false, undefined, false, true)
         const sharedCollection = new SharedCollection({ metricProducers: [added] })
         const meterProvider = new MeterProvider({
           resource,
@@ -123,7 +130,7 @@ export class ServiceMeter extends Context.Service<
             ),
           )
 
-        const addProducer = (extra: MetricProducer): Effect.Effect<void, never, Scope.Scope> =>
+        const addProducer = (extra: ExtraMetrics): Effect.Effect<void, never, Scope.Scope> =>
           Effect.acquireRelease(
             Effect.sync(() => added.producers.add(extra)),
             () => Effect.sync(() => added.producers.delete(extra)),
@@ -135,10 +142,27 @@ export class ServiceMeter extends Context.Service<
           producer,
           attachReader,
           addProducer,
-          servePrometheus: (request, response) => prometheus.getMetricsRequestHandler(request, response),
+          servePrometheus: (_request, response) => {
+            prometheus.collect().then(
+              ({ resourceMetrics }) =>
+                endMetrics(response, 200, [
+                  serializer.serialize(resourceMetrics),
+                  ...[...added.producers].map((extra) => extra.prometheusText()),
+                ]),
+              (error: unknown) => endMetrics(response, 500, [`# failed to collect metrics: ${String(error)}\n`]),
+            )
+          },
         })
       }),
     )
+}
+
+/** Writes a `/metrics` answer in parts (no copy of a large text), unless it was answered meanwhile (the health server's deadline). */
+const endMetrics = (response: ServerResponse, status: number, parts: ReadonlyArray<string>): void => {
+  if (response.headersSent || response.writableEnded) return
+  response.writeHead(status, { "content-type": "text/plain; version=0.0.4; charset=utf-8" })
+  for (const part of parts) if (part !== "") response.write(part)
+  response.end()
 }
 
 /** A provider or a reader: both export what they hold when shut down. */

@@ -292,6 +292,17 @@ describe("OtelServiceMetrics", () => {
     }).pipe(Effect.provide(telemetryLayer())),
   )
 
+  it.live("escapes what a label value may hold, so the text still parses and reads back as reported", () =>
+    Effect.gen(function* () {
+      const odd = { ...fleetGpu(1), product: 'Board "X" \\ rev\n2', gpu: "" }
+      yield* observeFleet(() => [odd])
+      const exposition = yield* scrape
+      const [sample] = samplesOf(parseSamples(exposition), metricNames.gpuInfo)
+      assert.strictEqual(sample?.labels.modelName, odd.product)
+      assert.isTrue(acceptedByPromtool(yield* Effect.promise(() => checkMetrics(exposition))))
+    }).pipe(Effect.provide(telemetryLayer())),
+  )
+
   it.live("reports a fleet of any size whole in gpu_serials_gpu_info, with no overflow series", () =>
     Effect.gen(function* () {
       const gpus = fleet(5_000)
