@@ -62,6 +62,8 @@ const testFiles = readdirSync(unitTests).filter((name) => name.endsWith(".yaml")
 for (const name of testFiles) copyFileSync(join(unitTests, name), join(workspace, name))
 afterAll(() => rmSync(workspace, { recursive: true, force: true }))
 
+const readme = readFileSync(join(repositoryRoot, "README.md"), "utf8")
+
 const promtool = (args: ReadonlyArray<string>) => {
   const run = spawnSync("/usr/bin/promtool", args, { cwd: workspace, encoding: "utf8", timeout: 60_000 })
   return { status: run.status, output: `${run.stdout}${run.stderr}` }
@@ -147,11 +149,11 @@ describe("the prometheus-operator component", () => {
       const file = parse(readFileSync(join(unitTests, name), "utf8")) as {
         readonly rule_files: ReadonlyArray<string>
         readonly tests: ReadonlyArray<{
-          readonly alert_rule_test: ReadonlyArray<{ alertname: string; exp_alerts: ReadonlyArray<unknown> }>
+          readonly alert_rule_test?: ReadonlyArray<{ alertname: string; exp_alerts: ReadonlyArray<unknown> }>
         }>
       }
       expect(file.rule_files).toEqual([rulesFileName])
-      return file.tests.flatMap((test) => test.alert_rule_test)
+      return file.tests.flatMap((test) => test.alert_rule_test ?? [])
     })
     for (const { alert } of rules) {
       const tested = cases.filter((each) => each.alertname === alert)
@@ -184,8 +186,30 @@ describe("the prometheus-operator component", () => {
     expect(absence?.expr).toContain(`job="${service.metadata.name}"`)
   })
 
+  it("runs every PromQL recipe of the README in its unit tests", () => {
+    const section = readme.slice(readme.indexOf("### PromQL recipes"), readme.indexOf("### Alerts"))
+    const recipes = [...section.matchAll(/```promql\n([\s\S]*?)```/g)].flatMap(([, block = ""]) =>
+      block
+        .replace(/\n {2}/g, " ")
+        .split("\n")
+        .filter((line) => line.trim() !== ""),
+    )
+    expect(recipes.length).toBeGreaterThan(5)
+    const tested = testFiles.flatMap((name) => {
+      const file = parse(readFileSync(join(unitTests, name), "utf8")) as {
+        readonly tests: ReadonlyArray<{ readonly promql_expr_test?: ReadonlyArray<{ readonly expr: string }> }>
+      }
+      return file.tests.flatMap((test) => (test.promql_expr_test ?? []).map((each) => each.expr))
+    })
+    for (const recipe of recipes) expect(tested, recipe).toContain(recipe)
+    for (const recipe of recipes) {
+      for (const metric of namesIn(recipe).metrics) {
+        if (!metric.startsWith("DCGM_")) expect(Object.values(metricNames), recipe).toContain(metric)
+      }
+    }
+  })
+
   it("is listed in the README with every alert and the command that applies it", () => {
-    const readme = readFileSync(join(repositoryRoot, "README.md"), "utf8")
     expect(readme).toContain(`kubectl apply -k ${overlay}`)
     for (const { alert } of rules) expect(readme).toContain(`\`${alert}\``)
   })
