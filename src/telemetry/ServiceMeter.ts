@@ -89,7 +89,7 @@ export class ServiceMeter extends Context.Service<
      * readers read them after the instruments until the scope closes.
      */
     readonly addProducer: (producer: ExtraMetrics) => Effect.Effect<void, never, Scope.Scope>
-    /** Writes the Prometheus text exposition of every instrument to `response`. */
+    /** Writes the Prometheus text exposition of every instrument, then of the extra metrics, to `response`. */
     readonly servePrometheus: (request: IncomingMessage, response: ServerResponse) => void
   }
 >()("gpu-serials/telemetry/ServiceMeter") {
