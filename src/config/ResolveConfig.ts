@@ -18,6 +18,7 @@ import type { ComponentConfig, ExporterConfig, ServiceConfig } from "./ServiceCo
 import {
   clusterNameSetting,
   exportersSetting,
+  gpuInfoMetricSetting,
   leaderElectionSetting,
   leaderIdentitySetting,
   leaseDurationSetting,
@@ -312,6 +313,7 @@ export const resolvePipeline = (
       logLevel: values.require(logLevelSetting),
       serverPort: values.require(serverPortSetting),
       serverAddress: values.require(serverAddressSetting),
+      gpuInfoMetric: values.require(gpuInfoMetricSetting),
     },
     shutdownTimeoutMs: values.require(shutdownTimeoutSetting),
   }

@@ -55,4 +55,6 @@ export interface TelemetryConfig {
   readonly serverPort: number
   /** IP address of that server; empty: every interface. */
   readonly serverAddress: string
+  /** Whether `gpu_serials_gpu_info` (one series per known GPU) is reported. */
+  readonly gpuInfoMetric: boolean
 }

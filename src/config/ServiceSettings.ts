@@ -79,6 +79,19 @@ export const serverAddressSetting: Setting<string> = {
   emptyEnvIsValue: true,
 }
 
+/** One series per GPU, as dcgm-exporter's own: large fleets that do not join with DCGM may leave it out. */
+export const gpuInfoMetricSetting: Setting<boolean> = {
+  key: "service.telemetry.metrics.gpuInfo",
+  env: "GPU_INFO_METRIC",
+  flag: "--gpu-info-metric",
+  type: boolType,
+  default: true,
+  secret: "none",
+  label: "GPU info metric",
+  description:
+    "Whether /metrics and OTLP metric pushes carry gpu_serials_gpu_info, one series per known GPU with DCGM's labels (--no-gpu-info-metric leaves it out).",
+}
+
 /** Kubernetes' default `terminationGracePeriodSeconds` is 30s: the default leaves a third of it spare. */
 export const shutdownTimeoutSetting: Setting<number> = {
   key: "service.shutdownTimeout",
@@ -224,6 +237,7 @@ export const serviceSettings: ReadonlyArray<AnySetting> = [
   logLevelSetting,
   serverPortSetting,
   serverAddressSetting,
+  gpuInfoMetricSetting,
   shutdownTimeoutSetting,
   leaderElectionSetting,
   leaseNameSetting,

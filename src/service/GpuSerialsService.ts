@@ -55,10 +55,13 @@ export const runGpuSerialsService = (options: GpuSerialsServiceOptions) => {
       Layer.mergeAll(
         ShutdownDeadline.layer(Duration.millis(config.shutdownTimeoutMs)),
         ReadinessChecks.layer({ expected: readinessNames }),
-        OtelServiceMetrics.layerWithMeter({
-          serviceVersion: options.serviceVersion,
-          resourceAttributes: { "k8s.cluster.name": config.clusterName },
-        }),
+        OtelServiceMetrics.layerWithMeter(
+          {
+            serviceVersion: options.serviceVersion,
+            resourceAttributes: { "k8s.cluster.name": config.clusterName },
+          },
+          { gpuInfo: config.telemetry.gpuInfoMetric },
+        ),
       ),
     ),
   )

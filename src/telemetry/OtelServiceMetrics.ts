@@ -1,8 +1,9 @@
 import { type Attributes, type BatchObservableCallback, type Observable, ValueType } from "@opentelemetry/api"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import type { ExporterStats } from "../pipeline/Exporter.ts"
 import { BoundedLabel } from "./BoundedLabel.ts"
+import { GpuInfoMetric, gpuInfoMetricName } from "./GpuInfoMetric.ts"
 import { ServiceMeter, type ServiceMeterOptions, serviceName } from "./ServiceMeter.ts"
 import {
   type InventorySnapshot,
@@ -37,7 +38,13 @@ export const metricNames = {
   nodeLabelPatches: "gpu_serials_node_label_patches_total",
   nodeLabelValuesSkipped: "gpu_serials_node_label_values_skipped_total",
   nodesToLabel: "gpu_serials_node_label_queue_depth",
+  gpuInfo: gpuInfoMetricName,
 } as const
+
+export interface ServiceMetricsOptions {
+  /** Whether `gpu_serials_gpu_info` is reported (one series per known GPU); true unless given. */
+  readonly gpuInfo?: boolean
+}
 
 const nodeLabelPatchResults: ReadonlyArray<NodeLabelPatchResult> = ["ok", "failed", "node-gone"]
 const skippedNodeLabels: ReadonlyArray<SkippedNodeLabel> = ["serial", "uuid", "chassis"]
@@ -53,11 +60,23 @@ export const exportWriteDurationBuckets: ReadonlyArray<number> = [
 /** How many distinct values each open-ended label may take before new ones become `other`. */
 const labelLimits = { errorKind: 64, exporter: 32, reason: 16, model: 64 } as const
 
-interface ObservedState {
+/** The gauges' sources that components register, each read while its component runs. */
+interface GaugeSources {
   depth: () => number
   nodesToLabel: () => number
   failingNodes: () => ReadonlyMap<string, number>
   inventory: () => InventorySnapshot
+}
+
+/** What the gauges read when no running component has registered a source. */
+const idleSources: GaugeSources = {
+  depth: () => 0,
+  nodesToLabel: () => 0,
+  failingNodes: () => new Map(),
+  inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
+}
+
+interface ObservedState {
   exporters: Map<string, ExporterStats>
   leading: boolean
   lastSuccessfulReadingSeconds: number | undefined
@@ -67,247 +86,264 @@ const nonNegative = (value: number): number => (Number.isFinite(value) && value 
 
 /**
  * `ServiceMetrics` on the service's OpenTelemetry meter. Synchronous instruments count what happens;
- * observable ones read the latest exporter stats, the work queue and the inventory at collection time.
+ * observable ones read the latest exporter stats, the work queue and the inventory at collection time;
+ * `gpu_serials_gpu_info` is a producer read with them (see `GpuInfoMetric`).
  */
-export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = Layer.effect(
-  ServiceMetrics,
-  Effect.gen(function* () {
-    const { meterProvider } = yield* ServiceMeter
-    const meter = meterProvider.getMeter(serviceName)
-    const errorKinds = new BoundedLabel(labelLimits.errorKind)
-    const exporterIds = new BoundedLabel(labelLimits.exporter)
-    const reasons = new BoundedLabel(labelLimits.reason)
-    const models = new BoundedLabel(labelLimits.model)
+export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMetrics, never, ServiceMeter> =>
+  Layer.effect(
+    ServiceMetrics,
+    Effect.gen(function* () {
+      const serviceMeter = yield* ServiceMeter
+      const { meterProvider } = serviceMeter
+      const meter = meterProvider.getMeter(serviceName)
+      const errorKinds = new BoundedLabel(labelLimits.errorKind)
+      const exporterIds = new BoundedLabel(labelLimits.exporter)
+      const reasons = new BoundedLabel(labelLimits.reason)
+      const models = new BoundedLabel(labelLimits.model)
 
-    const readings = meter.createCounter(metricNames.readings, {
-      description: "Node readings (one nvidia-smi run on one node) by result and error kind.",
-      valueType: ValueType.INT,
-    })
-    const execDuration = meter.createHistogram(metricNames.execDuration, {
-      description: "Duration of nvidia-smi runs in the device-plugin pods, by result.",
-      unit: "s",
-      advice: { explicitBucketBoundaries: [...execDurationBuckets] },
-    })
-    const exportWriteDuration = meter.createHistogram(metricNames.exportWriteDuration, {
-      description: "Duration of one exporter write to its sink, by exporter and outcome.",
-      unit: "s",
-      advice: { explicitBucketBoundaries: [...exportWriteDurationBuckets] },
-    })
-    const workQueueRetries = meter.createCounter(metricNames.workQueueRetries, {
-      description: "Work-queue keys put back for another attempt.",
-      valueType: ValueType.INT,
-    })
-    const workQueueGiveUps = meter.createCounter(metricNames.workQueueGiveUps, {
-      description: "Work-queue keys dropped after their last attempt, by reason.",
-      valueType: ValueType.INT,
-    })
-    const inventoryEvents = meter.createCounter(metricNames.inventoryEvents, {
-      description: "GPU inventory events handed to the exporters, by kind.",
-      valueType: ValueType.INT,
-    })
-    const leaderChanges = meter.createCounter(metricNames.leaderChanges, {
-      description: "Times this replica started or stopped leading; a steady rise means leadership flaps.",
-      valueType: ValueType.INT,
-    })
-    const informerRestarts = meter.createCounter(metricNames.informerRestarts, {
-      description: "Kubernetes informer restarts after an error, by resource.",
-      valueType: ValueType.INT,
-    })
-    const nodeLabelPatches = meter.createCounter(metricNames.nodeLabelPatches, {
-      description: "Patches of node labels, by result (ok, failed, node-gone).",
-      valueType: ValueType.INT,
-    })
-    const nodeLabelValuesSkipped = meter.createCounter(metricNames.nodeLabelValuesSkipped, {
-      description: "Values left out of node labels because they cannot be label values, by label.",
-      valueType: ValueType.INT,
-    })
+      const readings = meter.createCounter(metricNames.readings, {
+        description: "Node readings (one nvidia-smi run on one node) by result and error kind.",
+        valueType: ValueType.INT,
+      })
+      const execDuration = meter.createHistogram(metricNames.execDuration, {
+        description: "Duration of nvidia-smi runs in the device-plugin pods, by result.",
+        unit: "s",
+        advice: { explicitBucketBoundaries: [...execDurationBuckets] },
+      })
+      const exportWriteDuration = meter.createHistogram(metricNames.exportWriteDuration, {
+        description: "Duration of one exporter write to its sink, by exporter and outcome.",
+        unit: "s",
+        advice: { explicitBucketBoundaries: [...exportWriteDurationBuckets] },
+      })
+      const workQueueRetries = meter.createCounter(metricNames.workQueueRetries, {
+        description: "Work-queue keys put back for another attempt.",
+        valueType: ValueType.INT,
+      })
+      const workQueueGiveUps = meter.createCounter(metricNames.workQueueGiveUps, {
+        description: "Work-queue keys dropped after their last attempt, by reason.",
+        valueType: ValueType.INT,
+      })
+      const inventoryEvents = meter.createCounter(metricNames.inventoryEvents, {
+        description: "GPU inventory events handed to the exporters, by kind.",
+        valueType: ValueType.INT,
+      })
+      const leaderChanges = meter.createCounter(metricNames.leaderChanges, {
+        description: "Times this replica started or stopped leading; a steady rise means leadership flaps.",
+        valueType: ValueType.INT,
+      })
+      const informerRestarts = meter.createCounter(metricNames.informerRestarts, {
+        description: "Kubernetes informer restarts after an error, by resource.",
+        valueType: ValueType.INT,
+      })
+      const nodeLabelPatches = meter.createCounter(metricNames.nodeLabelPatches, {
+        description: "Patches of node labels, by result (ok, failed, node-gone).",
+        valueType: ValueType.INT,
+      })
+      const nodeLabelValuesSkipped = meter.createCounter(metricNames.nodeLabelValuesSkipped, {
+        description: "Values left out of node labels because they cannot be label values, by label.",
+        valueType: ValueType.INT,
+      })
 
-    const exportRecordsSent = meter.createObservableCounter(metricNames.exportRecordsSent, {
-      description: "Records written to the sink and acknowledged, by exporter.",
-      valueType: ValueType.INT,
-    })
-    const exportRecordsFailed = meter.createObservableCounter(metricNames.exportRecordsFailed, {
-      description: "Records in write attempts that failed, by exporter.",
-      valueType: ValueType.INT,
-    })
-    const exportRecordsRetried = meter.createObservableCounter(metricNames.exportRecordsRetried, {
-      description: "Records in write attempts that were retried, by exporter.",
-      valueType: ValueType.INT,
-    })
-    const exportRecordsDropped = meter.createObservableCounter(metricNames.exportRecordsDropped, {
-      description: "Records given up (buffer full, retries exhausted, rejected), by exporter.",
-      valueType: ValueType.INT,
-    })
-    const exportQueuedRecords = meter.createObservableGauge(metricNames.exportQueuedRecords, {
-      description: "Records waiting in the exporter's buffer, by exporter.",
-      valueType: ValueType.INT,
-    })
-    const workQueueDepth = meter.createObservableGauge(metricNames.workQueueDepth, {
-      description: "Keys waiting in the work queue.",
-      valueType: ValueType.INT,
-    })
-    const nodesToLabel = meter.createObservableGauge(metricNames.nodesToLabel, {
-      description: "Nodes waiting to have their labels written.",
-      valueType: ValueType.INT,
-    })
-    const gpusKnown = meter.createObservableGauge(metricNames.gpusKnown, {
-      description: "GPUs in the known inventory.",
-      valueType: ValueType.INT,
-    })
-    const nodesKnown = meter.createObservableGauge(metricNames.nodesKnown, {
-      description: "Nodes with GPUs in the known inventory.",
-      valueType: ValueType.INT,
-    })
-    const nodesFailing = meter.createObservableGauge(metricNames.nodesFailing, {
-      description: "Nodes whose last reading failed, by error kind.",
-      valueType: ValueType.INT,
-    })
-    const gpusKnownByModel = meter.createObservableGauge(metricNames.gpusKnownByModel, {
-      description: "GPUs in the known inventory by product name.",
-      valueType: ValueType.INT,
-    })
-    const leader = meter.createObservableGauge(metricNames.leader, {
-      description: "1 while this replica holds the leader lease, else 0.",
-      valueType: ValueType.INT,
-    })
-    const lastSuccessfulReading = meter.createObservableGauge(metricNames.lastSuccessfulReading, {
-      description: "When a node reading last succeeded, in seconds since the Unix epoch.",
-      unit: "s",
-    })
+      const exportRecordsSent = meter.createObservableCounter(metricNames.exportRecordsSent, {
+        description: "Records written to the sink and acknowledged, by exporter.",
+        valueType: ValueType.INT,
+      })
+      const exportRecordsFailed = meter.createObservableCounter(metricNames.exportRecordsFailed, {
+        description: "Records in write attempts that failed, by exporter.",
+        valueType: ValueType.INT,
+      })
+      const exportRecordsRetried = meter.createObservableCounter(metricNames.exportRecordsRetried, {
+        description: "Records in write attempts that were retried, by exporter.",
+        valueType: ValueType.INT,
+      })
+      const exportRecordsDropped = meter.createObservableCounter(metricNames.exportRecordsDropped, {
+        description: "Records given up (buffer full, retries exhausted, rejected), by exporter.",
+        valueType: ValueType.INT,
+      })
+      const exportQueuedRecords = meter.createObservableGauge(metricNames.exportQueuedRecords, {
+        description: "Records waiting in the exporter's buffer, by exporter.",
+        valueType: ValueType.INT,
+      })
+      const workQueueDepth = meter.createObservableGauge(metricNames.workQueueDepth, {
+        description: "Keys waiting in the work queue.",
+        valueType: ValueType.INT,
+      })
+      const nodesToLabel = meter.createObservableGauge(metricNames.nodesToLabel, {
+        description: "Nodes waiting to have their labels written.",
+        valueType: ValueType.INT,
+      })
+      const gpusKnown = meter.createObservableGauge(metricNames.gpusKnown, {
+        description: "GPUs in the known inventory.",
+        valueType: ValueType.INT,
+      })
+      const nodesKnown = meter.createObservableGauge(metricNames.nodesKnown, {
+        description: "Nodes with GPUs in the known inventory.",
+        valueType: ValueType.INT,
+      })
+      const nodesFailing = meter.createObservableGauge(metricNames.nodesFailing, {
+        description: "Nodes whose last reading failed, by error kind.",
+        valueType: ValueType.INT,
+      })
+      const gpusKnownByModel = meter.createObservableGauge(metricNames.gpusKnownByModel, {
+        description: "GPUs in the known inventory by product name.",
+        valueType: ValueType.INT,
+      })
+      const leader = meter.createObservableGauge(metricNames.leader, {
+        description: "1 while this replica holds the leader lease, else 0.",
+        valueType: ValueType.INT,
+      })
+      const lastSuccessfulReading = meter.createObservableGauge(metricNames.lastSuccessfulReading, {
+        description: "When a node reading last succeeded, in seconds since the Unix epoch.",
+        unit: "s",
+      })
 
-    const state: ObservedState = {
-      depth: () => 0,
-      nodesToLabel: () => 0,
-      failingNodes: () => new Map(),
-      inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
-      exporters: new Map(),
-      leading: false,
-      lastSuccessfulReadingSeconds: undefined,
-    }
-
-    // An error kind once seen keeps its series at 0 when no node fails with it, so recoveries show.
-    const failingKindsSeen = new Set<string>()
-
-    const observeAll: BatchObservableCallback = (observer) => {
-      for (const [exporter, stats] of state.exporters) {
-        const attributes: Attributes = { exporter }
-        observer.observe(exportRecordsSent, nonNegative(stats.sent), attributes)
-        observer.observe(exportRecordsFailed, nonNegative(stats.failed), attributes)
-        observer.observe(exportRecordsRetried, nonNegative(stats.retried), attributes)
-        observer.observe(exportRecordsDropped, nonNegative(stats.dropped), attributes)
-        observer.observe(exportQueuedRecords, nonNegative(stats.queued), attributes)
+      const sources: GaugeSources = { ...idleSources }
+      const state: ObservedState = {
+        exporters: new Map(),
+        leading: false,
+        lastSuccessfulReadingSeconds: undefined,
       }
-      observer.observe(workQueueDepth, nonNegative(state.depth()))
-      observer.observe(nodesToLabel, nonNegative(state.nodesToLabel()))
-      const inventory = state.inventory()
-      observer.observe(gpusKnown, nonNegative(inventory.gpus))
-      observer.observe(nodesKnown, nonNegative(inventory.nodes))
-      const byModel = new Map<string, number>()
-      for (const [model, count] of Object.entries(inventory.gpusByModel)) {
-        const label = models.value(model)
-        byModel.set(label, (byModel.get(label) ?? 0) + nonNegative(count))
-      }
-      for (const [model, count] of byModel) observer.observe(gpusKnownByModel, count, { model })
-      const failing = new Map<string, number>()
-      for (const [kind, count] of state.failingNodes()) {
-        const label = errorKinds.value(kind)
-        failing.set(label, (failing.get(label) ?? 0) + nonNegative(count))
-      }
-      for (const kind of failing.keys()) failingKindsSeen.add(kind)
-      for (const kind of failingKindsSeen) observer.observe(nodesFailing, failing.get(kind) ?? 0, { error_kind: kind })
-      observer.observe(leader, state.leading ? 1 : 0)
-      if (state.lastSuccessfulReadingSeconds !== undefined) {
-        observer.observe(lastSuccessfulReading, state.lastSuccessfulReadingSeconds)
-      }
-    }
-    const observables: Array<Observable> = [
-      exportRecordsSent,
-      exportRecordsFailed,
-      exportRecordsRetried,
-      exportRecordsDropped,
-      exportQueuedRecords,
-      workQueueDepth,
-      nodesToLabel,
-      gpusKnown,
-      nodesKnown,
-      nodesFailing,
-      gpusKnownByModel,
-      leader,
-      lastSuccessfulReading,
-    ]
-    meter.addBatchObservableCallback(observeAll, observables)
-    yield* Effect.addFinalizer(() => Effect.sync(() => meter.removeBatchObservableCallback(observeAll, observables)))
+      const gpuInfo = new GpuInfoMetric()
+      if (options.gpuInfo !== false) yield* serviceMeter.addProducer(gpuInfo)
 
-    // Series whose label values are known up front start at zero, so rates work from the first scrape.
-    readings.add(0, { result: "ok" })
-    workQueueRetries.add(0)
-    for (const kind of inventoryEventKinds) inventoryEvents.add(0, { kind })
-    for (const resource of ["pods", "nodes"]) informerRestarts.add(0, { resource })
-    for (const leading of ["true", "false"]) leaderChanges.add(0, { leading })
-    for (const result of nodeLabelPatchResults) nodeLabelPatches.add(0, { result })
-    for (const label of skippedNodeLabels) nodeLabelValuesSkipped.add(0, { label })
-
-    const readingAttributes = (outcome: ReadingOutcome): Attributes =>
-      outcome.result === "ok"
-        ? { result: outcome.result }
-        : { result: outcome.result, error_kind: errorKinds.value(outcome.errorKind) }
-
-    return ServiceMetrics.of({
-      readingFinished: (outcome) => Effect.sync(() => readings.add(1, readingAttributes(outcome))),
-      execFinished: (durationSeconds, result) =>
-        Effect.sync(() => execDuration.record(nonNegative(durationSeconds), { result })),
-      readingSucceededAt: (time) =>
-        Effect.sync(() => {
-          const seconds = time.getTime() / 1000
-          if (!Number.isFinite(seconds)) return
-          state.lastSuccessfulReadingSeconds = Math.max(state.lastSuccessfulReadingSeconds ?? seconds, seconds)
-        }),
-      workQueueRetried: Effect.sync(() => workQueueRetries.add(1)),
-      workQueueGaveUp: (reason) => Effect.sync(() => workQueueGiveUps.add(1, { reason: reasons.value(reason) })),
-      informerRestarted: (resource) => Effect.sync(() => informerRestarts.add(1, { resource })),
-      inventoryEvents: (kind, count) =>
-        Effect.sync(() => {
-          if (count > 0) inventoryEvents.add(count, { kind })
-        }),
-      leaderChanged: (leading) =>
-        Effect.sync(() => {
-          if (state.leading !== leading) leaderChanges.add(1, { leading: leading ? "true" : "false" })
-          state.leading = leading
-        }),
-      observeWorkQueueDepth: (depth) =>
-        Effect.sync(() => {
-          state.depth = depth
-        }),
-      nodeLabelPatched: (result) => Effect.sync(() => nodeLabelPatches.add(1, { result })),
-      nodeLabelValueSkipped: (label) => Effect.sync(() => nodeLabelValuesSkipped.add(1, { label })),
-      observeNodesToLabel: (waiting) =>
-        Effect.sync(() => {
-          state.nodesToLabel = waiting
-        }),
-      observeFailingNodes: (byKind) =>
-        Effect.sync(() => {
-          state.failingNodes = byKind
-        }),
-      observeInventory: (snapshot) =>
-        Effect.sync(() => {
-          state.inventory = snapshot
-        }),
-      exporterStats: (stats) =>
-        Effect.sync(() => {
-          for (const [exporter, latest] of Object.entries(stats))
-            state.exporters.set(exporterIds.value(exporter), latest)
-        }),
-      exportWritten: (exporter, durationSeconds, ok) =>
-        Effect.sync(() =>
-          exportWriteDuration.record(nonNegative(durationSeconds), {
-            exporter: exporterIds.value(exporter),
-            outcome: ok ? "ok" : "error",
+      /** `source` feeds its gauge until the scope closes; then the gauge reads idle, unless another source replaced it. */
+      const registered = <K extends keyof GaugeSources>(
+        gauge: K,
+        source: GaugeSources[K],
+      ): Effect.Effect<void, never, Scope.Scope> =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            sources[gauge] = source
           }),
-        ),
-    })
-  }),
-)
+          () =>
+            Effect.sync(() => {
+              if (sources[gauge] === source) sources[gauge] = idleSources[gauge]
+            }),
+        )
+
+      // An error kind once seen keeps its series at 0 when no node fails with it, so recoveries show.
+      const failingKindsSeen = new Set<string>()
+
+      const observeAll: BatchObservableCallback = (observer) => {
+        for (const [exporter, stats] of state.exporters) {
+          const attributes: Attributes = { exporter }
+          observer.observe(exportRecordsSent, nonNegative(stats.sent), attributes)
+          observer.observe(exportRecordsFailed, nonNegative(stats.failed), attributes)
+          observer.observe(exportRecordsRetried, nonNegative(stats.retried), attributes)
+          observer.observe(exportRecordsDropped, nonNegative(stats.dropped), attributes)
+          observer.observe(exportQueuedRecords, nonNegative(stats.queued), attributes)
+        }
+        observer.observe(workQueueDepth, nonNegative(sources.depth()))
+        observer.observe(nodesToLabel, nonNegative(sources.nodesToLabel()))
+        const inventory = sources.inventory()
+        observer.observe(gpusKnown, nonNegative(inventory.gpus))
+        observer.observe(nodesKnown, nonNegative(inventory.nodes))
+        const byModel = new Map<string, number>()
+        for (const [model, count] of Object.entries(inventory.gpusByModel)) {
+          const label = models.value(model)
+          byModel.set(label, (byModel.get(label) ?? 0) + nonNegative(count))
+        }
+        for (const [model, count] of byModel) observer.observe(gpusKnownByModel, count, { model })
+        const failing = new Map<string, number>()
+        for (const [kind, count] of sources.failingNodes()) {
+          const label = errorKinds.value(kind)
+          failing.set(label, (failing.get(label) ?? 0) + nonNegative(count))
+        }
+        for (const kind of failing.keys()) failingKindsSeen.add(kind)
+        for (const kind of failingKindsSeen)
+          observer.observe(nodesFailing, failing.get(kind) ?? 0, { error_kind: kind })
+        observer.observe(leader, state.leading ? 1 : 0)
+        if (state.lastSuccessfulReadingSeconds !== undefined) {
+          observer.observe(lastSuccessfulReading, state.lastSuccessfulReadingSeconds)
+        }
+      }
+      const observables: Array<Observable> = [
+        exportRecordsSent,
+        exportRecordsFailed,
+        exportRecordsRetried,
+        exportRecordsDropped,
+        exportQueuedRecords,
+        workQueueDepth,
+        nodesToLabel,
+        gpusKnown,
+        nodesKnown,
+        nodesFailing,
+        gpusKnownByModel,
+        leader,
+        lastSuccessfulReading,
+      ]
+      meter.addBatchObservableCallback(observeAll, observables)
+      yield* Effect.addFinalizer(() => Effect.sync(() => meter.removeBatchObservableCallback(observeAll, observables)))
+
+      // Series whose label values are known up front start at zero, so rates work from the first scrape.
+      readings.add(0, { result: "ok" })
+      workQueueRetries.add(0)
+      for (const kind of inventoryEventKinds) inventoryEvents.add(0, { kind })
+      for (const resource of ["pods", "nodes"]) informerRestarts.add(0, { resource })
+      for (const leading of ["true", "false"]) leaderChanges.add(0, { leading })
+      for (const result of nodeLabelPatchResults) nodeLabelPatches.add(0, { result })
+      for (const label of skippedNodeLabels) nodeLabelValuesSkipped.add(0, { label })
+
+      const readingAttributes = (outcome: ReadingOutcome): Attributes =>
+        outcome.result === "ok"
+          ? { result: outcome.result }
+          : { result: outcome.result, error_kind: errorKinds.value(outcome.errorKind) }
+
+      return ServiceMetrics.of({
+        readingFinished: (outcome) => Effect.sync(() => readings.add(1, readingAttributes(outcome))),
+        execFinished: (durationSeconds, result) =>
+          Effect.sync(() => execDuration.record(nonNegative(durationSeconds), { result })),
+        readingSucceededAt: (time) =>
+          Effect.sync(() => {
+            const seconds = time.getTime() / 1000
+            if (!Number.isFinite(seconds)) return
+            state.lastSuccessfulReadingSeconds = Math.max(state.lastSuccessfulReadingSeconds ?? seconds, seconds)
+          }),
+        workQueueRetried: Effect.sync(() => workQueueRetries.add(1)),
+        workQueueGaveUp: (reason) => Effect.sync(() => workQueueGiveUps.add(1, { reason: reasons.value(reason) })),
+        informerRestarted: (resource) => Effect.sync(() => informerRestarts.add(1, { resource })),
+        inventoryEvents: (kind, count) =>
+          Effect.sync(() => {
+            if (count > 0) inventoryEvents.add(count, { kind })
+          }),
+        leaderChanged: (leading) =>
+          Effect.sync(() => {
+            if (state.leading !== leading) leaderChanges.add(1, { leading: leading ? "true" : "false" })
+            state.leading = leading
+          }),
+        observeWorkQueueDepth: (depth) => registered("depth", depth),
+        nodeLabelPatched: (result) => Effect.sync(() => nodeLabelPatches.add(1, { result })),
+        nodeLabelValueSkipped: (label) => Effect.sync(() => nodeLabelValuesSkipped.add(1, { label })),
+        observeNodesToLabel: (waiting) => registered("nodesToLabel", waiting),
+        observeFailingNodes: (byKind) => registered("failingNodes", byKind),
+        observeInventory: (snapshot) => registered("inventory", snapshot),
+        observeGpus: (source) =>
+          Effect.acquireRelease(
+            Effect.sync(() => gpuInfo.observe(source)),
+            () => Effect.sync(() => gpuInfo.forget(source)),
+          ),
+        exporterStats: (stats) =>
+          Effect.sync(() => {
+            for (const [exporter, latest] of Object.entries(stats))
+              state.exporters.set(exporterIds.value(exporter), latest)
+          }),
+        exportWritten: (exporter, durationSeconds, ok) =>
+          Effect.sync(() =>
+            exportWriteDuration.record(nonNegative(durationSeconds), {
+              exporter: exporterIds.value(exporter),
+              outcome: ok ? "ok" : "error",
+            }),
+          ),
+      })
+    }),
+  )
+
+/** `ServiceMetrics` with every metric on. */
+export const layer: Layer.Layer<ServiceMetrics, never, ServiceMeter> = make()
 
 /** `ServiceMetrics` together with the meter it records on (for `/metrics` and other readers). */
-export const layerWithMeter = (options: ServiceMeterOptions): Layer.Layer<ServiceMetrics | ServiceMeter> =>
-  layer.pipe(Layer.provideMerge(ServiceMeter.layer(options)))
+export const layerWithMeter = (
+  meterOptions: ServiceMeterOptions,
+  options: ServiceMetricsOptions = {},
+): Layer.Layer<ServiceMetrics | ServiceMeter> =>
+  make(options).pipe(Layer.provideMerge(ServiceMeter.layer(meterOptions)))

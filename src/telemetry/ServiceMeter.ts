@@ -1,8 +1,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { MeterProvider as MeterProviderApi } from "@opentelemetry/api"
-import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
 import { defaultResource, type Resource, resourceFromAttributes } from "@opentelemetry/resources"
-import { type IMetricReader, MeterProvider, type MetricProducer, MetricReader } from "@opentelemetry/sdk-metrics"
+import {
+  type CollectionResult,
+  type IMetricReader,
+  MeterProvider,
+  type MetricCollectOptions,
+  type MetricProducer,
+  MetricReader,
+} from "@opentelemetry/sdk-metrics"
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
 import { Context, Duration, Effect, Layer, type Scope } from "effect"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
@@ -28,6 +35,37 @@ class SharedCollection extends MetricReader {
 }
 
 /**
+ * Metrics made outside the SDK's instruments, one series per GPU for instance, which the SDK's storage and
+ * Prometheus serializer do not scale to: attached readers collect them as a producer, and `/metrics`
+ * writes the text they write themselves.
+ */
+export interface ExtraMetrics extends MetricProducer {
+  /** Their Prometheus text exposition (`# HELP`, `# TYPE` and samples, each line ending in `\n`); empty when there is none. */
+  readonly prometheusText: () => string
+}
+
+/** The extra metrics added after start, read by the shared collection as one producer (a reader takes its producers at construction). */
+class AddedProducers implements MetricProducer {
+  readonly producers = new Set<ExtraMetrics>()
+  private readonly resource: Resource
+
+  constructor(resource: Resource) {
+    this.resource = resource
+  }
+
+  async collect(options?: MetricCollectOptions): Promise<CollectionResult> {
+    const results = await Promise.all([...this.producers].map((producer) => producer.collect(options)))
+    return {
+      resourceMetrics: {
+        resource: this.resource,
+        scopeMetrics: results.flatMap((result) => result.resourceMetrics.scopeMetrics),
+      },
+      errors: results.flatMap((result) => result.errors),
+    }
+  }
+}
+
+/**
  * The service's one OpenTelemetry `MeterProvider`: every instrument of the service lives on it, and
  * every reader (Prometheus text for `/metrics`, OTLP push) reads the same instruments. Closing the
  * layer shuts the provider down, which lets push readers export one last time.
@@ -46,7 +84,12 @@ export class ServiceMeter extends Context.Service<
      * down, after its last export. A reader can be attached once.
      */
     readonly attachReader: (reader: IMetricReader) => Effect.Effect<void, never, Scope.Scope>
-    /** Writes the Prometheus text exposition of every instrument to `response`. */
+    /**
+     * Adds metrics made outside the SDK's instruments (`GpuInfoMetric`): `/metrics` and the attached
+     * readers read them after the instruments until the scope closes.
+     */
+    readonly addProducer: (producer: ExtraMetrics) => Effect.Effect<void, never, Scope.Scope>
+    /** Writes the Prometheus text exposition of every instrument, then of the extra metrics, to `response`. */
     readonly servePrometheus: (request: IncomingMessage, response: ServerResponse) => void
   }
 >()("gpu-serials/telemetry/ServiceMeter") {
@@ -63,8 +106,10 @@ export class ServiceMeter extends Context.Service<
             [ATTR_SERVICE_INSTANCE_ID]: options.serviceInstanceId ?? crypto.randomUUID(),
           }),
         )
+        const added = new AddedProducers(resource)
         const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
-        const sharedCollection = new SharedCollection()
+        const serializer = new PrometheusSerializer("", false, undefined, false, true)
+        const sharedCollection = new SharedCollection({ metricProducers: [added] })
         const meterProvider = new MeterProvider({
           resource,
           readers: [prometheus, sharedCollection, ...(options.readers ?? [])],
@@ -85,15 +130,39 @@ export class ServiceMeter extends Context.Service<
             ),
           )
 
+        const addProducer = (extra: ExtraMetrics): Effect.Effect<void, never, Scope.Scope> =>
+          Effect.acquireRelease(
+            Effect.sync(() => added.producers.add(extra)),
+            () => Effect.sync(() => added.producers.delete(extra)),
+          ).pipe(Effect.asVoid)
+
         return ServiceMeter.of({
           meterProvider,
           resource,
           producer,
           attachReader,
-          servePrometheus: (request, response) => prometheus.getMetricsRequestHandler(request, response),
+          addProducer,
+          servePrometheus: (_request, response) => {
+            prometheus.collect().then(
+              ({ resourceMetrics }) =>
+                endMetrics(response, 200, [
+                  serializer.serialize(resourceMetrics),
+                  ...[...added.producers].map((extra) => extra.prometheusText()),
+                ]),
+              (error: unknown) => endMetrics(response, 500, [`# failed to collect metrics: ${String(error)}\n`]),
+            )
+          },
         })
       }),
     )
+}
+
+/** Writes a `/metrics` answer in parts (no copy of a large text), unless it was answered meanwhile (the health server's deadline). */
+const endMetrics = (response: ServerResponse, status: number, parts: ReadonlyArray<string>): void => {
+  if (response.headersSent || response.writableEnded) return
+  response.writeHead(status, { "content-type": "text/plain; version=0.0.4; charset=utf-8" })
+  for (const part of parts) if (part !== "") response.write(part)
+  response.end()
 }
 
 /** A provider or a reader: both export what they hold when shut down. */

@@ -1,6 +1,7 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Scope } from "effect"
 import type { InventoryEventKind } from "../domain/InventoryEventKind.ts"
 import type { ExporterStats } from "../pipeline/Exporter.ts"
+import type { GpuInfoSource } from "./GpuInfoMetric.ts"
 
 /** Outcome of reading one node; `errorKind` is a bounded label (nvidia-smi error kind or exec failure kind). */
 export interface ReadingOutcome {
@@ -24,7 +25,12 @@ export interface InventorySnapshot {
 
 /**
  * The service's own metrics (PRODUCT.md §8): one set of instruments for /metrics (Prometheus text) and
- * OTLP. Every label value is bounded — no pod or node names. Recording never fails and never blocks.
+ * OTLP. Every label value is bounded — no pod or node names — except those of `gpu_serials_gpu_info`,
+ * one series per GPU by design (and turned off by a setting). Recording never fails and never blocks.
+ *
+ * A gauge's source is read while the scope that registered it is open: the component that owns it
+ * registers it, and when the component stops (a leader's term ends) the gauge reads as idle again
+ * instead of repeating the stopped component's last state.
  */
 export class ServiceMetrics extends Context.Service<
   ServiceMetrics,
@@ -40,17 +46,19 @@ export class ServiceMetrics extends Context.Service<
     readonly inventoryEvents: (kind: InventoryEventKind, count: number) => Effect.Effect<void>
     readonly leaderChanged: (leading: boolean) => Effect.Effect<void>
     /** Registers the source of the work-queue depth gauge (read when metrics are collected). */
-    readonly observeWorkQueueDepth: (depth: () => number) => Effect.Effect<void>
+    readonly observeWorkQueueDepth: (depth: () => number) => Effect.Effect<void, never, Scope.Scope>
     /** One patch of a node's labels and how it ended. */
     readonly nodeLabelPatched: (result: NodeLabelPatchResult) => Effect.Effect<void>
     /** A value left out of a node's labels because it cannot be a label value. */
     readonly nodeLabelValueSkipped: (label: SkippedNodeLabel) => Effect.Effect<void>
     /** Registers the source of the gauge of nodes waiting to be labelled. */
-    readonly observeNodesToLabel: (waiting: () => number) => Effect.Effect<void>
+    readonly observeNodesToLabel: (waiting: () => number) => Effect.Effect<void, never, Scope.Scope>
     /** Registers the source of the failing-nodes gauge: nodes whose last reading failed, by error kind. */
-    readonly observeFailingNodes: (byKind: () => ReadonlyMap<string, number>) => Effect.Effect<void>
+    readonly observeFailingNodes: (byKind: () => ReadonlyMap<string, number>) => Effect.Effect<void, never, Scope.Scope>
     /** Registers the source of the GPUs/nodes known gauges. */
-    readonly observeInventory: (snapshot: () => InventorySnapshot) => Effect.Effect<void>
+    readonly observeInventory: (snapshot: () => InventorySnapshot) => Effect.Effect<void, never, Scope.Scope>
+    /** Registers the GPUs `gpu_serials_gpu_info` reports, one series each (when the service has it on). */
+    readonly observeGpus: <T extends object>(source: GpuInfoSource<T>) => Effect.Effect<void, never, Scope.Scope>
     /** Latest exporter counters by exporter id; the service refreshes them periodically. */
     readonly exporterStats: (stats: Readonly<Record<string, ExporterStats>>) => Effect.Effect<void>
     /** One export write: its duration and outcome, by exporter id. */

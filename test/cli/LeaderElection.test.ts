@@ -80,6 +80,15 @@ const leaderGauge = async (replica: Replica): Promise<number | undefined> => {
   return line === undefined ? undefined : Number(line.split(" ")[1])
 }
 
+/** The `gpu_serials_gpu_info` series a replica exports: the GPUs it speaks for. */
+const gpuInfoSeries = async (replica: Replica): Promise<number> => {
+  const text = await (await fetch(`http://127.0.0.1:${replica.port}/metrics`)).text()
+  return text.split("\n").filter((line) => line.startsWith("gpu_serials_gpu_info{")).length
+}
+
+const gpusOf = (sim: SimulatedCluster): number =>
+  sim.nodeNames().reduce((total, name) => total + (sim.node(name)?.gpus.length ?? 0), 0)
+
 const kubectlLease = (kubeconfig: string, leaseName: string): Promise<Record<string, unknown>> =>
   new Promise((resolve, reject) => {
     const child = spawn(
@@ -121,6 +130,9 @@ describe("gpu-serials run with leader election: two replicas", () => {
     })
     expect(await leaderGauge(second)).toBe(0)
     expect(await leaderGauge(first)).toBe(1)
+    // Only the leader speaks for the fleet: the follower exports no GPU info to join twice.
+    await until("the leader exports every GPU's info", async () => (await gpuInfoSeries(first)) === gpusOf(sim))
+    expect(await gpuInfoSeries(second)).toBe(0)
     const lease = (await kubectlLease(sim.kubeconfigPath, leaseName)) as { spec: Record<string, unknown> }
     expect(lease.spec).toMatchObject({ holderIdentity: "replica-a", leaseDurationSeconds: 3, leaseTransitions: 0 })
     expect(String(lease.spec.renewTime)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/)
@@ -141,6 +153,7 @@ describe("gpu-serials run with leader election: two replicas", () => {
       lastOfA,
     )
     expect(await leaderGauge(second)).toBe(1)
+    await until("the new leader exports every GPU's info", async () => (await gpuInfoSeries(second)) === gpusOf(sim))
 
     // replica-a comes back as a follower; kill -9 of the leader: the lease expires, replica-a takes it.
     replicas.splice(replicas.indexOf(first), 1)

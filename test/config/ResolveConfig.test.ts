@@ -38,7 +38,7 @@ describe("defaults", () => {
         retryPeriodMs: 2_000,
         identity: "",
       },
-      telemetry: { logLevel: "info", serverPort: 8080, serverAddress: "" },
+      telemetry: { logLevel: "info", serverPort: 8080, serverAddress: "", gpuInfoMetric: true },
       shutdownTimeoutMs: 20_000,
     }
     expect(configOf({ env: cluster })).toEqual(expected)

@@ -1,6 +1,7 @@
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
-import { checkMetrics } from "../telemetry/Promtool.ts"
+import { parseSamples, samplesOf } from "../telemetry/PrometheusText.ts"
+import { acceptedByPromtool, checkMetrics, unexpectedProblems } from "../telemetry/Promtool.ts"
 import { eventsOf, eventually, type RunningService, serviceConfig, startService } from "./ServiceHarness.ts"
 
 const mix = { "gb200-nvl72": 2, "h100-hgx": 1, "a100-mig": 1, t4: 1, "broken-driver": 1 } as const
@@ -100,6 +101,67 @@ describe("gpu-serials service against the simulated cluster", () => {
     expect(eventsOf(after, "added")).toEqual([])
   })
 
+  it("exports one gpu_serials_gpu_info series per known GPU in DCGM's spelling, following moves and removals", async () => {
+    cluster = await startSimulatedCluster({
+      nodes: 4,
+      modelMix: { "h100-hgx": 2, "gb200-nvl72": 1, t4: 1 },
+      seed: "e2e-info",
+    })
+    service = await startService(serviceConfig(cluster, ["--removal-grace", "1s"]))
+    const sim = cluster
+    const running = service
+    const total = healthyGpus(sim).length
+    await eventually(running, "initial sync", () => eventsOf(running.events, "added").length === total)
+
+    const infoOf = async () => {
+      const exposition = (await fetchText(running.port(), "/metrics")).body
+      return { exposition, info: samplesOf(parseSamples(exposition), "gpu_serials_gpu_info") }
+    }
+    const { exposition, info } = await infoOf()
+    expect(acceptedByPromtool(await checkMetrics(exposition))).toBe(true)
+    expect(info.map((sample) => sample.labels.UUID).sort()).toEqual(healthyGpus(sim))
+    for (const name of sim.nodeNames()) {
+      const node = sim.node(name)
+      for (const gpu of node?.gpus ?? []) {
+        expect(info.find((sample) => sample.labels.UUID === gpu.uuid)?.labels).toEqual({
+          UUID: gpu.uuid,
+          pci_bus_id: gpu.pciBusId,
+          modelName: node?.productName,
+          Hostname: name,
+          serial: gpu.serial === "N/A" ? "" : gpu.serial,
+          chassis: gpu.chassisSerial ?? "",
+          cluster: "e2e",
+        })
+      }
+    }
+
+    const [first, second] = sim.nodeNames().filter((name) => sim.node(name)?.model === "h100-hgx")
+    const t4 = sim.nodeNames().find((name) => sim.node(name)?.model === "t4")
+    if (first === undefined || second === undefined || t4 === undefined) throw new Error("fleet lacks nodes")
+    const removedUuids = (sim.node(t4)?.gpus ?? []).map((gpu) => gpu.uuid)
+    const swapped = sim.swapGpus(first, second)
+    sim.removeNode(t4)
+    await eventually(
+      running,
+      "the swap and the removal are exported",
+      () =>
+        eventsOf(running.events, "moved").length >= swapped.length && eventsOf(running.events, "removed").length === 1,
+      30_000,
+    )
+    const after = (await infoOf()).info
+    expect(after.map((sample) => sample.labels.UUID).sort()).toEqual(healthyGpus(sim))
+    expect(removedUuids.length).toBeGreaterThan(0)
+    expect(
+      after.filter((sample) => removedUuids.includes(sample.labels.UUID ?? "") || sample.labels.Hostname === t4),
+    ).toEqual([])
+    for (const uuid of swapped) {
+      const now = [first, second].find((name) => sim.node(name)?.gpus.some((gpu) => gpu.uuid === uuid))
+      expect(after.filter((sample) => sample.labels.UUID === uuid).map((sample) => sample.labels.Hostname)).toEqual([
+        now,
+      ])
+    }
+  })
+
   it("recovers from 429s, 5xx, dropped watches and hanging execs without losing or repeating a GPU", async () => {
     cluster = await startSimulatedCluster({
       nodes: 6,
@@ -152,8 +214,8 @@ describe("gpu-serials service: failures an operator can see", () => {
     const metrics = await fetchText(running.port(), "/metrics")
     expect(metrics.body).toMatch(/^gpu_serials_nodes_failing\{[^}]*error_kind="exec-container-not-found"[^}]*\} 3$/m)
     const verdict = await checkMetrics(metrics.body)
-    expect(verdict.problems).toEqual([])
-    expect(verdict.exitCode).toBe(0)
+    expect(unexpectedProblems(verdict)).toEqual([])
+    expect(acceptedByPromtool(verdict)).toBe(true)
   })
 
   it("forbidden exec fails readings with RBAC named; once allowed, /readyz passes and the gauge drops to 0", async () => {

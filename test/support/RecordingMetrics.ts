@@ -80,6 +80,7 @@ export const recordingMetrics = (): {
         record(() => {
           recorded.inventory = snapshot
         }),
+      observeGpus: () => Effect.void,
       exporterStats: () => Effect.void,
       exportWritten: (exporter, _durationSeconds, ok) => record(() => recorded.exportWrites.push({ exporter, ok })),
     }),

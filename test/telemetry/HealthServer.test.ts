@@ -36,6 +36,7 @@ const slowMeter = (delayMillis: number, lateWritten: () => void) =>
       resource: emptyResource(),
       producer: { collect: () => Promise.reject(new Error("not collected in this test")) },
       attachReader: () => Effect.void,
+      addProducer: () => Effect.void,
       servePrometheus: (_request, response) => {
         response.statusCode = 200
         response.setHeader("content-type", "text/plain")

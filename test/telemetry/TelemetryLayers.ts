@@ -12,9 +12,10 @@ export const telemetryLayer = (
     readonly readiness?: ReadinessOptions
     readonly server?: Partial<HealthServerOptions>
     readonly meter?: ServiceMeterOptions
+    readonly metrics?: OtelServiceMetrics.ServiceMetricsOptions
   } = {},
 ) =>
   HealthServer.layer({ port: 0, host: "127.0.0.1", ...options.server }).pipe(
     Layer.provideMerge(ReadinessChecks.layer(options.readiness)),
-    Layer.provideMerge(OtelServiceMetrics.layerWithMeter(options.meter ?? meterOptions)),
+    Layer.provideMerge(OtelServiceMetrics.layerWithMeter(options.meter ?? meterOptions, options.metrics)),
   )

@@ -2,20 +2,14 @@ import type { Resource } from "@opentelemetry/resources"
 import { type IMetricReader, MeterProvider, type MetricProducer, MetricReader } from "@opentelemetry/sdk-metrics"
 import { Duration, Effect, type Scope } from "effect"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
+import type { GpuRecord } from "../../domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import type { GpuInfoMetric } from "../../telemetry/GpuInfoMetric.ts"
 
-export const gpuInfoMetric = "gpu_serials_gpu_info"
 export const gpusByNodeMetric = "gpu_serials_gpus"
 
 /** GPUs tracked at most; beyond it new GPUs are not reported (a fleet is far smaller). */
 const maxTrackedGpus = 100_000
-
-interface TrackedGpu {
-  readonly serial: string
-  readonly model: string
-  readonly node: string
-  readonly chassis: string
-}
 
 /** Exists only so the OTLP reader can read these instruments through `producer`. */
 class FleetCollection extends MetricReader {
@@ -24,9 +18,10 @@ class FleetCollection extends MetricReader {
 }
 
 /**
- * The GPUs this exporter has seen, as metrics: `gpu_serials_gpu_info` (value 1 per GPU, attributes
- * uuid, serial, model, node, chassis) and `gpu_serials_gpus` (count by model and node). Built from
- * the events the exporter receives: `added`, `moved` and `observed` set a GPU, `removed` deletes it.
+ * The GPUs this exporter has seen, as metrics: `gpu_serials_gpus` (count by model and node) and, when
+ * the exporter is given one, `gpu_serials_gpu_info` (value 1 per GPU, the service's labels; the
+ * service's own is pushed instead when it has a meter). Built from the events the exporter receives:
+ * `added`, `moved` and `observed` set a GPU, `removed` deletes it.
  */
 export interface GpuFleetMetrics {
   readonly record: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
@@ -39,12 +34,22 @@ export interface GpuFleetMetricsOptions {
   /** Readers of these instruments only (when the service has no meter of its own). */
   readonly readers: ReadonlyArray<IMetricReader>
   readonly shutdownTimeout: Duration.Duration
+  /** Fed with the GPUs seen, when the exporter reports `gpu_serials_gpu_info` itself (its readers read it). */
+  readonly gpuInfo?: GpuInfoMetric
 }
 
 export const make = Effect.fnUntraced(function* (
   options: GpuFleetMetricsOptions,
 ): Effect.fn.Return<GpuFleetMetrics, never, Scope.Scope> {
-  const gpus = new Map<string, TrackedGpu>()
+  const gpus = new Map<string, GpuRecord>()
+  if (options.gpuInfo !== undefined) {
+    const gpuInfo = options.gpuInfo
+    const source = { gpus: () => gpus.values(), fields: (record: GpuRecord) => record }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => gpuInfo.observe(source)),
+      () => Effect.sync(() => gpuInfo.forget(source)),
+    )
+  }
   const collection = new FleetCollection()
   const deadline = yield* Effect.serviceOption(ShutdownDeadline)
   const provider = yield* Effect.acquireRelease(
@@ -65,20 +70,14 @@ export const make = Effect.fnUntraced(function* (
   )
   const meter = provider.getMeter("gpu-serials/otlp")
   meter
-    .createObservableGauge(gpuInfoMetric, { description: "One per GPU known to the OTLP exporter; always 1." })
-    .addCallback((result) => {
-      for (const [uuid, gpu] of gpus) {
-        result.observe(1, { uuid, serial: gpu.serial, model: gpu.model, node: gpu.node, chassis: gpu.chassis })
-      }
-    })
-  meter
     .createObservableGauge(gpusByNodeMetric, { description: "GPUs known to the OTLP exporter, by model and node." })
     .addCallback((result) => {
       const counts = new Map<string, { model: string; node: string; count: number }>()
       for (const gpu of gpus.values()) {
-        const key = JSON.stringify([gpu.model, gpu.node])
+        const model = gpu.product ?? "unknown"
+        const key = JSON.stringify([model, gpu.node])
         const current = counts.get(key)
-        if (current === undefined) counts.set(key, { model: gpu.model, node: gpu.node, count: 1 })
+        if (current === undefined) counts.set(key, { model, node: gpu.node, count: 1 })
         else current.count += 1
       }
       for (const { model, node, count } of counts.values()) result.observe(count, { model, node })
@@ -92,7 +91,7 @@ export const make = Effect.fnUntraced(function* (
           continue
         }
         if (gpus.size >= maxTrackedGpus && !gpus.has(gpu.uuid)) continue
-        gpus.set(gpu.uuid, { serial: gpu.gpu, model: gpu.product ?? "unknown", node: gpu.node, chassis: gpu.chassis })
+        gpus.set(gpu.uuid, gpu)
       }
     })
 

@@ -3,6 +3,7 @@ import { OTLPMetricExporter as ProtobufMetricExporter } from "@opentelemetry/exp
 import type { Resource } from "@opentelemetry/resources"
 import { PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics"
 import { type Duration, Effect, Option, type Scope } from "effect"
+import { GpuInfoMetric } from "../../telemetry/GpuInfoMetric.ts"
 import { ServiceMeter } from "../../telemetry/ServiceMeter.ts"
 import * as GpuFleetMetrics from "./GpuFleetMetrics.ts"
 import { watchPushes } from "./WatchedMetricExporter.ts"
@@ -36,9 +37,10 @@ const metricExporter = (options: OtlpMetricsPushOptions): PushMetricExporter => 
 }
 
 /**
- * Pushes metrics over OTLP every `intervalMs`: the service's own instruments (the same as `/metrics`)
- * when the service has a meter, plus the GPU fleet gauges. Without a service meter only the GPU gauges
- * are pushed. Closing the scope exports one last time.
+ * Pushes metrics over OTLP every `intervalMs`: the service's own instruments (the same as `/metrics`,
+ * `gpu_serials_gpu_info` included when the service has it on) when the service has a meter, plus the GPU
+ * fleet gauge. Without a service meter the GPU gauges are pushed, `gpu_serials_gpu_info` built from the
+ * exporter's events. Closing the scope exports one last time.
  */
 export const start = Effect.fnUntraced(function* (
   options: OtlpMetricsPushOptions,
@@ -60,10 +62,12 @@ export const start = Effect.fnUntraced(function* (
     yield* serviceMeter.value.attachReader(reader)
     return fleet
   }
-  const reader = new PeriodicExportingMetricReader(readerOptions)
+  const gpuInfo = new GpuInfoMetric()
+  const reader = new PeriodicExportingMetricReader({ ...readerOptions, metricProducers: [gpuInfo] })
   return yield* GpuFleetMetrics.make({
     resource: options.resource,
     readers: [reader],
     shutdownTimeout: options.shutdownTimeout,
+    gpuInfo,
   })
 })

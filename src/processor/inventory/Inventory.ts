@@ -362,6 +362,11 @@ export const fromKnown = (gpus: Iterable<KnownGpu>, loadedAt: Date, settings: In
 export const knownGpus = (state: Inventory): ReadonlyArray<KnownGpu> =>
   [...state.nodes.values()].sort(byName).flatMap((entry) => [...entry.gpus.values()].sort(byIndex))
 
+/** Every known GPU, in no order, without sorting or copying: what gauges read at every collection. */
+export function* everyKnownGpu(state: Inventory): Generator<KnownGpu> {
+  for (const entry of state.nodes.values()) yield* entry.gpus.values()
+}
+
 /** Where a GPU is known to be now, if anywhere. */
 export const locate = (state: Inventory, uuid: string): KnownGpu | undefined => {
   const where = state.locations.get(uuid)

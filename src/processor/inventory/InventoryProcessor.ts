@@ -24,6 +24,7 @@ import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { EventConsumer } from "../../pipeline/EventConsumer.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import {
+  everyKnownGpu,
   fromKnown,
   type Inventory,
   inventorySnapshot,
@@ -37,7 +38,7 @@ import { type InventoryConfig, inventorySettings, storeSetting } from "./Invento
 import { InventoryFeed } from "./InventoryFeed.ts"
 import type { InventoryParameters } from "./InventoryParameters.ts"
 import { type InventoryStore, InventoryStoreError, InventoryStores } from "./InventoryStore.ts"
-import type { KnownGpu } from "./KnownGpu.ts"
+import { type KnownGpu, knownGpuInfoFields } from "./KnownGpu.ts"
 
 export interface InventoryProcessorOptions {
   /** The component id, for errors and logs; `inventory` unless given. */
@@ -142,6 +143,10 @@ export class InventoryProcessor extends Context.Service<
     const startedAt = new Date(yield* Clock.currentTimeMillis)
     const inventory = yield* SynchronizedRef.make<Inventory>(fromKnown(loaded, startedAt, settings))
     yield* metrics.observeInventory(() => inventorySnapshot(SynchronizedRef.getUnsafe(inventory)))
+    yield* metrics.observeGpus({
+      gpus: () => everyKnownGpu(SynchronizedRef.getUnsafe(inventory)),
+      fields: (known: KnownGpu) => knownGpuInfoFields(known, settings.cluster),
+    })
     yield* publish(loaded.map(upsert))
     if (loaded.length > 0) {
       yield* Effect.logInfo("inventory loaded").pipe(Effect.annotateLogs({ store: store.kind, gpus: loaded.length }))

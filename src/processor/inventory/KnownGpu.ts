@@ -4,6 +4,7 @@ import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import type { InventoryEventKind } from "../../domain/InventoryEventKind.ts"
 import type { PodRef } from "../../domain/NodeObservation.ts"
 import type { NodeReading } from "../../domain/NodeReading.ts"
+import type { GpuInfoFields } from "../../telemetry/GpuInfoLabels.ts"
 
 /**
  * What the inventory remembers of one GPU, keyed by its UUID: where it is now (node, machine, the
@@ -36,6 +37,17 @@ export interface KnownGpu {
 
 /** The chassis (NVL72 tray) serial of a known GPU; empty when it has none. */
 export const chassisOf = (known: KnownGpu): string => known.gpu.platform?.chassisSerial ?? ""
+
+/** The record fields of a known GPU that `gpu_serials_gpu_info` labels it with. */
+export const knownGpuInfoFields = (known: KnownGpu, cluster: string): GpuInfoFields => ({
+  cluster,
+  node: known.node,
+  uuid: known.uuid,
+  gpu: known.gpu.serial ?? "",
+  chassis: chassisOf(known),
+  ...(known.gpu.product === undefined ? {} : { product: known.gpu.product }),
+  ...(known.gpu.pciBusId === undefined ? {} : { pciBusId: known.gpu.pciBusId }),
+})
 
 /** The record facts a reading gives one GPU: everything its next record says besides where and when. */
 export interface GpuFacts {

@@ -1,10 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
+import type { GpuRecord } from "../../../src/domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import type { OtlpExporterConfig } from "../../../src/exporter/otlp/OtlpConfig.ts"
 import * as OtlpExporter from "../../../src/exporter/otlp/OtlpExporter.ts"
 import type { Exporter } from "../../../src/pipeline/Exporter.ts"
+import { gpuInfoLabels } from "../../../src/telemetry/GpuInfoLabels.ts"
+import * as OtelServiceMetrics from "../../../src/telemetry/OtelServiceMetrics.ts"
 import { ServiceMeter } from "../../../src/telemetry/ServiceMeter.ts"
+import { ServiceMetrics } from "../../../src/telemetry/ServiceMetrics.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { addedEvent, addedEvents } from "../InventoryEvents.ts"
 import { decodeJsonLogsRequest } from "./JsonLogsRequest.ts"
@@ -254,11 +258,41 @@ describe("otlp exporter", () => {
     }).pipe(Effect.scoped),
   )
 
-  it.live("pushes the service's metrics and the GPU fleet gauges over OTLP", () =>
+  it.live("pushes the service's metrics, its GPU info among them, and the fleet gauge over OTLP", () =>
     Effect.gen(function* () {
       const receiver = yield* startOtlpReceiver
       const meter = yield* ServiceMeter
+      const metrics = yield* ServiceMetrics
       meter.meterProvider.getMeter("test").createCounter("gpu_serials_test_marker_total").add(1)
+      yield* metrics.observeGpus({ gpus: () => [addedEvent(1).record], fields: (record: GpuRecord) => record })
+      const exporter = yield* OtlpExporter.factory.create(configFor(receiver, { metricsIntervalMs: 100 }), settings)
+      yield* exporter.export([addedEvent(2)])
+      const pushed = yield* eventually(
+        Effect.sync(() =>
+          receiver.accepted("/v1/metrics").map((request) => Buffer.from(request.body).toString("latin1")),
+        ),
+        (bodies) => bodies.some((body) => body.includes("gpu-node-2")),
+      )
+      const body = pushed.find((candidate) => candidate.includes("gpu-node-2")) ?? ""
+      assert.strictEqual(receiver.accepted("/v1/metrics")[0]?.headers["content-type"], "application/x-protobuf")
+      for (const expected of [
+        "gpu_serials_gpu_info",
+        addedEvent(1).record.uuid,
+        "Hostname",
+        "gpu_serials_gpus",
+        "gpu_serials_test_marker_total",
+      ]) {
+        assert.include(body, expected)
+      }
+      // One gpu_serials_gpu_info, the service's: the exporter does not push its own beside it.
+      assert.strictEqual(body.split("gpu_serials_gpu_info").length - 1, 1)
+      assert.notInclude(body, addedEvent(2).record.uuid)
+    }).pipe(Effect.scoped, Effect.provide(Layer.fresh(OtelServiceMetrics.layerWithMeter({ serviceVersion: "1.2.3" })))),
+  )
+
+  it.live("without a service meter, pushes GPU info with the service's labels from its own events", () =>
+    Effect.gen(function* () {
+      const receiver = yield* startOtlpReceiver
       const exporter = yield* OtlpExporter.factory.create(configFor(receiver, { metricsIntervalMs: 100 }), settings)
       const removed: InventoryEvent = { ...addedEvent(2), record: { ...addedEvent(2).record, event: "removed" } }
       yield* exporter.export([addedEvent(1), addedEvent(2), removed])
@@ -269,17 +303,12 @@ describe("otlp exporter", () => {
         (bodies) => bodies.some((body) => body.includes(addedEvent(1).record.uuid)),
       )
       const body = pushed.find((candidate) => candidate.includes(addedEvent(1).record.uuid)) ?? ""
-      assert.strictEqual(receiver.accepted("/v1/metrics")[0]?.headers["content-type"], "application/x-protobuf")
-      for (const expected of [
-        "gpu_serials_gpu_info",
-        "gpu_serials_gpus",
-        "gpu_serials_test_marker_total",
-        "gpu-node-1",
-      ]) {
+      const labels = gpuInfoLabels(addedEvent(1).record)
+      for (const expected of ["gpu_serials_gpu_info", "gpu_serials_gpus", ...Object.keys(labels), labels.serial]) {
         assert.include(body, expected)
       }
       assert.notInclude(body, addedEvent(2).record.uuid)
-    }).pipe(Effect.scoped, Effect.provide(Layer.fresh(ServiceMeter.layer({ serviceVersion: "1.2.3" })))),
+    }).pipe(Effect.scoped),
   )
 
   it.live("says once in the log when metrics pushes start failing, and once when they work again", () => {
