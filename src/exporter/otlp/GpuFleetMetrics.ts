@@ -1,5 +1,15 @@
-import type { Resource } from "@opentelemetry/resources"
-import { type IMetricReader, MeterProvider, type MetricProducer, MetricReader } from "@opentelemetry/sdk-metrics"
+import { ValueType } from "@opentelemetry/api"
+import { millisToHrTime } from "@opentelemetry/core"
+import { emptyResource, type Resource } from "@opentelemetry/resources"
+import {
+  AggregationTemporality,
+  type CollectionResult,
+  type DataPoint,
+  DataPointType,
+  type IMetricReader,
+  MeterProvider,
+  type MetricProducer,
+} from "@opentelemetry/sdk-metrics"
 import { Duration, Effect, type Scope } from "effect"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
@@ -11,11 +21,57 @@ export const gpusByNodeMetric = "gpu_serials_gpus"
 /** GPUs tracked at most; beyond it new GPUs are not reported (a fleet is far smaller). */
 const maxTrackedGpus = 100_000
 
-/** Exists only so the OTLP reader can read these instruments through `producer`. */
-class FleetCollection extends MetricReader {
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
+const descriptor = {
+  name: gpusByNodeMetric,
+  description: "GPUs known to the OTLP exporter, by model and node.",
+  unit: "",
+  valueType: ValueType.INT,
+} as const
+
+/**
+ * `gpu_serials_gpus` counted at each collection from the GPUs held then: a node whose GPUs all left is no
+ * longer reported, and every (model, node) pair is, however many. (The SDK's observable gauges keep
+ * reporting every pair ever observed and fold those beyond 2,000 into one overflow series.)
+ */
+const gpusByNode =
+  (gpus: ReadonlyMap<string, GpuRecord>, startTime = millisToHrTime(Date.now())): MetricProducer["collect"] =>
+  async (): Promise<CollectionResult> => {
+    const counts = new Map<string, { model: string; node: string; count: number }>()
+    for (const gpu of gpus.values()) {
+      const model = gpu.product ?? "unknown"
+      const key = JSON.stringify([model, gpu.node])
+      const current = counts.get(key)
+      if (current === undefined) counts.set(key, { model, node: gpu.node, count: 1 })
+      else current.count += 1
+    }
+    const endTime = millisToHrTime(Date.now())
+    const dataPoints: Array<DataPoint<number>> = []
+    for (const { model, node, count } of counts.values()) {
+      dataPoints.push({ startTime, endTime, attributes: { model, node }, value: count })
+    }
+    return {
+      resourceMetrics: {
+        resource: emptyResource(),
+        scopeMetrics:
+          dataPoints.length === 0
+            ? []
+            : [
+                {
+                  scope: { name: "gpu-serials/otlp" },
+                  metrics: [
+                    {
+                      descriptor,
+                      aggregationTemporality: AggregationTemporality.CUMULATIVE,
+                      dataPointType: DataPointType.GAUGE,
+                      dataPoints,
+                    },
+                  ],
+                },
+              ],
+      },
+      errors: [],
+    }
+  }
 
 /**
  * The GPUs this exporter has seen, as metrics: `gpu_serials_gpus` (count by model and node) and, when
@@ -25,14 +81,17 @@ class FleetCollection extends MetricReader {
  */
 export interface GpuFleetMetrics {
   readonly record: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
-  /** The instruments, for a reader bound to another provider (`metricProducers`). */
+  /** `gpu_serials_gpus`, for a reader of the service's meter (`metricProducers`). */
   readonly producer: MetricProducer
 }
 
 export interface GpuFleetMetricsOptions {
   readonly resource: Resource
-  /** Readers of these instruments only (when the service has no meter of its own). */
-  readonly readers: ReadonlyArray<IMetricReader>
+  /**
+   * Readers of these metrics only (when the service has no meter of its own), given the producer of
+   * `gpu_serials_gpus` to read; they are driven by a meter provider of their own.
+   */
+  readonly readers: (producer: MetricProducer) => ReadonlyArray<IMetricReader>
   readonly shutdownTimeout: Duration.Duration
   /** Fed with the GPUs seen, when the exporter reports `gpu_serials_gpu_info` itself (its readers read it). */
   readonly gpuInfo?: GpuInfoMetric
@@ -50,38 +109,27 @@ export const make = Effect.fnUntraced(function* (
       () => Effect.sync(() => gpuInfo.forget(source)),
     )
   }
-  const collection = new FleetCollection()
-  const deadline = yield* Effect.serviceOption(ShutdownDeadline)
-  const provider = yield* Effect.acquireRelease(
-    Effect.sync(() => new MeterProvider({ resource: options.resource, readers: [collection, ...options.readers] })),
-    (meterProvider) =>
-      Effect.flatMap(closingBudget(deadline, options.shutdownTimeout), (budget) =>
-        Effect.tryPromise(() => meterProvider.shutdown({ timeoutMillis: Duration.toMillis(budget) })).pipe(
-          Effect.interruptible,
-          Effect.timeoutOption(budget),
-        ),
-      ).pipe(
-        Effect.catch((error) =>
-          Effect.logWarning("GPU metrics did not shut down cleanly").pipe(
-            Effect.annotateLogs({ reason: error.message }),
+  const producer: MetricProducer = { collect: gpusByNode(gpus) }
+  const readers = options.readers(producer)
+  if (readers.length > 0) {
+    const deadline = yield* Effect.serviceOption(ShutdownDeadline)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => new MeterProvider({ resource: options.resource, readers: [...readers] })),
+      (meterProvider) =>
+        Effect.flatMap(closingBudget(deadline, options.shutdownTimeout), (budget) =>
+          Effect.tryPromise(() => meterProvider.shutdown({ timeoutMillis: Duration.toMillis(budget) })).pipe(
+            Effect.interruptible,
+            Effect.timeoutOption(budget),
+          ),
+        ).pipe(
+          Effect.catch((error) =>
+            Effect.logWarning("GPU metrics did not shut down cleanly").pipe(
+              Effect.annotateLogs({ reason: error.message }),
+            ),
           ),
         ),
-      ),
-  )
-  const meter = provider.getMeter("gpu-serials/otlp")
-  meter
-    .createObservableGauge(gpusByNodeMetric, { description: "GPUs known to the OTLP exporter, by model and node." })
-    .addCallback((result) => {
-      const counts = new Map<string, { model: string; node: string; count: number }>()
-      for (const gpu of gpus.values()) {
-        const model = gpu.product ?? "unknown"
-        const key = JSON.stringify([model, gpu.node])
-        const current = counts.get(key)
-        if (current === undefined) counts.set(key, { model, node: gpu.node, count: 1 })
-        else current.count += 1
-      }
-      for (const { model, node, count } of counts.values()) result.observe(count, { model, node })
-    })
+    )
+  }
 
   const record = (events: ReadonlyArray<InventoryEvent>): Effect.Effect<void> =>
     Effect.sync(() => {
@@ -95,6 +143,5 @@ export const make = Effect.fnUntraced(function* (
       }
     })
 
-  const producer: MetricProducer = { collect: (collectOptions) => collection.collect(collectOptions) }
   return { record, producer }
 })

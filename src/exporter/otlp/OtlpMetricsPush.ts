@@ -55,7 +55,7 @@ export const start = Effect.fnUntraced(function* (
   if (Option.isSome(serviceMeter)) {
     const fleet = yield* GpuFleetMetrics.make({
       resource: serviceMeter.value.resource,
-      readers: [],
+      readers: () => [],
       shutdownTimeout: options.shutdownTimeout,
     })
     const reader = new PeriodicExportingMetricReader({ ...readerOptions, metricProducers: [fleet.producer] })
@@ -63,10 +63,9 @@ export const start = Effect.fnUntraced(function* (
     return fleet
   }
   const gpuInfo = new GpuInfoMetric()
-  const reader = new PeriodicExportingMetricReader({ ...readerOptions, metricProducers: [gpuInfo] })
   return yield* GpuFleetMetrics.make({
     resource: options.resource,
-    readers: [reader],
+    readers: (fleet) => [new PeriodicExportingMetricReader({ ...readerOptions, metricProducers: [gpuInfo, fleet] })],
     shutdownTimeout: options.shutdownTimeout,
     gpuInfo,
   })
