@@ -31,6 +31,9 @@ export class DemoTally {
       }
       case "NodeGone":
         this.goneNodes.add(observation.node.name)
+        return
+      case "ClusterListed":
+        return
     }
   }
 

@@ -22,7 +22,8 @@ export interface ReadingFailure {
 
 /**
  * What the receiver hands to the inventory processor: one fresh reading of a node's GPUs, a failed
- * attempt, or the news that a node's device-plugin pod or the node itself is gone.
+ * attempt, the news that a node's device-plugin pod or the node itself is gone, or its first complete
+ * list of the cluster.
  */
 export type NodeObservation =
   | {
@@ -45,4 +46,15 @@ export type NodeObservation =
       readonly node: NodeRef
       readonly time: Date
       readonly reason: "pod-deleted" | "node-deleted"
+    }
+  | {
+      /**
+       * The cluster as the receiver first listed it, before any reading: every node, and the nodes that
+       * have a device-plugin pod. What went while no one watched (a node deleted, a pod gone while the
+       * service was down) has no deletion to report, so the inventory learns it from what is missing here.
+       */
+      readonly _tag: "ClusterListed"
+      readonly time: Date
+      readonly nodes: ReadonlySet<string>
+      readonly nodesWithPod: ReadonlySet<string>
     }

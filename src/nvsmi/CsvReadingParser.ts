@@ -83,8 +83,8 @@ const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
  * the query gpu-serials sends). Output whose first line is neither is searched for a `--query-gpu` block
  * with a header naming `uuid`, so a capture that contains one (e.g. a bug report) can still be read.
  * A row with `[GPU requires reset]` or `GPU is lost` in any cell is a failure, not a GPU. Output that
- * ends inside its header line is `truncated`; one beyond `outputLimits` (lines, line length, GPUs, value
- * length) `malformed`.
+ * ends inside its header line, or inside a row (a last row short of cells, without its newline), is
+ * `truncated`; one beyond `outputLimits` (lines, line length, GPUs, value length) `malformed`.
  */
 export const parseCsvReading = (
   output: string,
@@ -184,6 +184,10 @@ const readRows = (
       )
     }
     const condition = cells.find((cell) => gpuConditionOf(cell) !== undefined)
+    // nvidia-smi ends every row with a newline: a short last row without one is where the output was cut.
+    if (cells.length < columns.length && lineIndex === lines.length - 1) {
+      return failWith(new TruncatedOutput({ detail: `the CSV output ends inside row ${gpus.length + 1}` }))
+    }
     if (cells.length !== columns.length) {
       if (condition === undefined) {
         return failWith(

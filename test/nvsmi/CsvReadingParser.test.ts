@@ -121,6 +121,19 @@ describe("parseCsvReading with a header", () => {
     expect(errorFrom(parseCsvReading("index, uuid\n")).kind).toBe("no-devices")
   })
 
+  it("fails with truncated when the output ends inside a row, and with malformed on a short row that ends", () => {
+    const full = `${gb200Rows[0]}\n${gb200Rows[1]}\n`
+    for (const length of [full.indexOf("\n") + 5, full.length - 30, full.length - 60]) {
+      const cut = full.slice(0, length)
+      const error = errorFrom(parseCsvReading(cut))
+      expect([length, error.kind]).toStrictEqual([length, "truncated"])
+      expect(error.message).toContain("ends inside row")
+    }
+    expect(errorFrom(parseCsvReading(`${gb200Rows[0]}\n0, GPU-aaaaaaaa-1111-2222-3333-444444444444\n`)).kind).toBe(
+      "malformed",
+    )
+  })
+
   it("keeps the first of two GPUs with one UUID and reports the second as a duplicate-uuid failure", () => {
     const uuid = "GPU-aaaaaaaa-1111-2222-3333-444444444444"
     const parsed = readingFrom(

@@ -22,8 +22,12 @@ import { frameLayout } from "./exec/ChannelProtocol.ts"
 import type { ExecLatency } from "./exec/ExecLatency.ts"
 import { ExecLog, type ExecSession } from "./exec/ExecLog.ts"
 import { PodExec } from "./exec/PodExec.ts"
+import { DriverFaults } from "./faults/DriverFaults.ts"
 import { FaultPlan, type FaultRates, type ScriptedFault } from "./faults/FaultPlan.ts"
 import { writeKubeconfig } from "./Kubeconfig.ts"
+import { ClusterLedger } from "./ledger/ClusterLedger.ts"
+import type { GpuHistory, GpuWhereabouts } from "./ledger/FleetTruth.ts"
+import type { LedgerEntry } from "./ledger/LedgerEntry.ts"
 import { defaultExecLatency, defaultPodTimings, type SimulatedClusterOptions } from "./SimulatedClusterOptions.ts"
 
 /** One GPU as the simulated host has it now: what the service should end up reporting. */
@@ -71,6 +75,7 @@ export interface SimulatedClient {
 export interface FaultControl {
   inject(fault: ScriptedFault): void
   setRates(rates: Partial<FaultRates>): void
+  /** Disarms scripted faults, sets every rate to zero and repairs the drivers that faults broke. */
   clear(): void
   /** Resets the connections of open watches (of one resource, or all); returns how many. */
   dropWatches(resource?: string): number
@@ -88,6 +93,16 @@ export interface AccessControl {
 export interface ChurnControl {
   setRates(rates: Partial<ChurnRates>): void
   readonly rates: ChurnRates
+}
+
+/** The cluster's ground truth: what happened to its nodes, pods and GPUs, and where each GPU is. */
+export interface GroundTruth {
+  /** Every change so far, oldest first, as the ledger file has them. */
+  entries(): ReadonlyArray<LedgerEntry>
+  /** Where each GPU of the cluster is now, by UUID, and whether nvidia-smi on its node reports it. */
+  whereNow(): ReadonlyMap<string, GpuWhereabouts>
+  /** Where a GPU has been (its stays, oldest first); undefined for a GPU the cluster never had. */
+  history(uuid: string): GpuHistory | undefined
 }
 
 /** A running simulated cluster: its address, its kubeconfig, and the controls tests and the demo use. */
@@ -130,6 +145,7 @@ export interface SimulatedCluster {
   readonly faults: FaultControl
   readonly access: AccessControl
   readonly churn: ChurnControl
+  readonly ledger: GroundTruth
   /** Drops the watch history: resuming from any earlier resourceVersion is now 410 Gone. */
   compactHistory(): void
   stats(): SimulatedClusterStats
@@ -179,6 +195,13 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     seed,
     clusterName,
   })
+  const ledger = new ClusterLedger({
+    store,
+    fleet,
+    namespace,
+    now,
+    ...(options.ledgerPath === undefined ? {} : { path: options.ledgerPath }),
+  })
   const daemonSet = new DevicePluginDaemonSet(store, fleet, {
     namespace,
     name: "nvidia-device-plugin-daemonset",
@@ -190,6 +213,11 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
   })
   for (const host of fleet.hosts.values()) store.create(nodes, nodeObject(host, now()))
   for (const host of fleet.hosts.values()) daemonSet.schedule(host.machine.nodeName, true)
+  ledger.clusterStarted()
+  const setFailure = (host: SimulatedHost, failure: DriverFailure | undefined): void => {
+    fleet.setFailure(host, failure)
+    ledger.driverChanged(host)
+  }
 
   const faults = new FaultPlan(options.faults ?? {}, root.fork("faults"))
   const access = new AccessRules("system:serviceaccount:gpu-serials:gpu-serials")
@@ -258,7 +286,9 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     },
     restartPod: (nodeName: string): string => daemonSet.restart(nodeName),
     swapGpus: (first: string, second: string, swap?: { readonly index?: number; readonly restartPods?: boolean }) => {
-      const moved = fleet.swapGpus(hostOf(first), hostOf(second), swap?.index ?? 0)
+      const hosts = [hostOf(first), hostOf(second)] as const
+      const moved = fleet.swapGpus(hosts[0], hosts[1], swap?.index ?? 0)
+      ledger.gpusSwapped(hosts)
       if (swap?.restartPods !== false) {
         daemonSet.restart(first)
         daemonSet.restart(second)
@@ -308,11 +338,13 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     },
     churnRandom,
   )
-  const dropTicker = setInterval(
-    () => openWatches.dropRandomly(faults.currentRates.watchDropPerSecond, () => watchRandom.next()),
-    1000,
-  )
-  dropTicker.unref()
+  const driverFaults = new DriverFaults({ fleet, random: root.fork("driver-faults"), setFailure })
+  const faultTicker = setInterval(() => {
+    const rates = faults.currentRates
+    openWatches.dropRandomly(rates.watchDropPerSecond, () => watchRandom.next())
+    driverFaults.tick(rates.driverFailuresPerMinute, rates.driverFailureSeconds, now().getTime())
+  }, 1000)
+  faultTicker.unref()
 
   let closed = false
   return {
@@ -334,7 +366,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     removeNode: control.removeNode,
     restartPod: control.restartPod,
     swapGpus: control.swapGpus,
-    setDriverFailure: (nodeName, failure) => fleet.setFailure(hostOf(nodeName), failure),
+    setDriverFailure: (nodeName, failure) => setFailure(hostOf(nodeName), failure),
     setPodReady: (nodeName, ready) => daemonSet.setReady(nodeName, ready),
     setExecLatency: (next) => {
       latency = latencyOf(next)
@@ -344,7 +376,10 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     faults: {
       inject: (fault) => faults.inject(fault),
       setRates: (rates) => faults.setRates(rates),
-      clear: () => faults.clear(),
+      clear: () => {
+        faults.clear()
+        driverFaults.repairAll()
+      },
       dropWatches: (resource) => openWatches.drop(resource),
       stallWatches: (resource) => openWatches.stall(resource),
     },
@@ -357,6 +392,11 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       get rates() {
         return churn.currentRates
       },
+    },
+    ledger: {
+      entries: () => ledger.entries(),
+      whereNow: () => ledger.whereNow(),
+      history: (uuid) => ledger.history(uuid),
     },
     compactHistory: () => store.compact(),
     stats: () => ({
@@ -372,9 +412,10 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       if (closed) return
       closed = true
       churn.stop()
-      clearInterval(dropTicker)
+      clearInterval(faultTicker)
       daemonSet.close()
       await api.close()
+      await ledger.close()
       if (temporaryDirectory !== undefined) await rm(temporaryDirectory, { recursive: true, force: true })
       if (clientDirectory !== undefined) await rm(clientDirectory, { recursive: true, force: true })
     },

@@ -38,6 +38,8 @@ export interface SimulatedClusterOptions {
   readonly historyLimit?: number
   /** Server-side lifetime of a watch without `timeoutSeconds`; default 30 to 60 minutes, drawn per watch. */
   readonly watchTimeoutSeconds?: number
+  /** A file the ground-truth ledger is written to, one JSON entry per line, as changes happen; none unless given. */
+  readonly ledgerPath?: string
 }
 
 export const defaultExecLatency: ExecLatency = { kind: "lognormal", p50Ms: 150, p99Ms: 600 }

@@ -23,6 +23,7 @@ Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1, writes its kube
   --bookmark-interval D       watch bookmark interval (default 10s)
   --watch-timeout D           server-side watch lifetime (default 30-60m)
   --history N                 watch events kept for resuming watches (default 10000)
+  --ledger PATH               write the ground-truth ledger there, one JSON entry per line
   --fault-server-error P      probability of 500/503 per request
   --fault-throttle P          probability of 429 per request
   --fault-watch-drop P        probability per open watch per second of a connection reset
@@ -30,6 +31,8 @@ Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1, writes its kube
   --fault-exec-exit P         probability per exec of a non-zero exit
   --fault-exec-truncate P     probability per exec of truncated output
   --fault-exec-garbage P      probability per exec of garbage output
+  --fault-driver-failures R   drivers failing per minute, each on a healthy node
+  --fault-driver-failure-time D  how long such a driver stays broken (default 20s)
   --churn-pod-restarts R      device-plugin pod restarts per minute
   --churn-node-joins R        node joins per minute
   --churn-node-leaves R       node removals per minute
@@ -58,6 +61,7 @@ const numberFlags = [
   "fault-exec-exit",
   "fault-exec-truncate",
   "fault-exec-garbage",
+  "fault-driver-failures",
   "churn-pod-restarts",
   "churn-node-joins",
   "churn-node-leaves",
@@ -75,6 +79,8 @@ const textFlags = [
   "token",
   "bookmark-interval",
   "watch-timeout",
+  "fault-driver-failure-time",
+  "ledger",
 ] as const
 
 export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCommand => {
@@ -128,6 +134,10 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
   setFault("fault-exec-exit", "execNonZeroExit")
   setFault("fault-exec-truncate", "execTruncated")
   setFault("fault-exec-garbage", "execGarbage")
+  const driverFailures = number("fault-driver-failures")
+  if (driverFailures !== undefined) faults.driverFailuresPerMinute = driverFailures
+  const driverFailureTime = duration("fault-driver-failure-time")
+  if (driverFailureTime !== undefined) faults.driverFailureSeconds = driverFailureTime / 1000
   const churn: Partial<Record<keyof ChurnRates, number>> = {}
   const setChurn = (flag: string, key: keyof ChurnRates) => {
     const value = number(flag)
@@ -152,6 +162,7 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
     token: text("token"),
     bookmarkIntervalMs: duration("bookmark-interval"),
     watchTimeoutSeconds: secondsOf(duration("watch-timeout")),
+    ledgerPath: text("ledger"),
     faults: Object.keys(faults).length > 0 ? faults : undefined,
     churn: Object.keys(churn).length > 0 ? churn : undefined,
   }

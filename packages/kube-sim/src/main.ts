@@ -28,6 +28,7 @@ const main = async (): Promise<number> => {
       labelSelector: cluster.labelSelector,
       container: cluster.container,
       nodes: stats.nodes,
+      ...(command.options.ledgerPath === undefined ? {} : { ledgerPath: command.options.ledgerPath }),
       pid: process.pid,
     })}\n`,
   )

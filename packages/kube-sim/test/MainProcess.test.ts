@@ -1,10 +1,12 @@
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { FleetTruth } from "../src/ledger/FleetTruth.ts"
+import { parseLedger } from "../src/ledger/LedgerJsonl.ts"
 
 const mainPath = join(import.meta.dirname, "../src/main.ts")
 
@@ -19,11 +21,16 @@ describe("the simulated cluster as a separate process", () => {
     await rm(directory, { recursive: true, force: true })
   })
 
-  it("prints its URL and kubeconfig as one JSON line and exits 0 on SIGTERM", async () => {
+  it("prints its URL and kubeconfig as one JSON line, exits 0 on SIGTERM and leaves its ledger", async () => {
     const kubeconfigPath = join(directory, "kubeconfig")
+    const ledgerPath = join(directory, "ledger.jsonl")
     const child = spawn(
       process.execPath,
-      [mainPath, "--nodes", "300", "--exec-latency", "200ms", "--port", "0", "--kubeconfig", kubeconfigPath],
+      [
+        mainPath,
+        ...["--nodes", "300", "--exec-latency", "200ms", "--port", "0"],
+        ...["--kubeconfig", kubeconfigPath, "--ledger", ledgerPath],
+      ],
       {
         stdio: ["ignore", "pipe", "pipe"],
       },
@@ -35,7 +42,7 @@ describe("the simulated cluster as a separate process", () => {
         child.once("exit", () => reject(new Error("exited before printing its address")))
       })
       const started = JSON.parse(line) as { url: string; kubeconfigPath: string; nodes: number; namespace: string }
-      expect(started).toMatchObject({ kubeconfigPath, nodes: 300, namespace: "gpu-operator" })
+      expect(started).toMatchObject({ kubeconfigPath, ledgerPath, nodes: 300, namespace: "gpu-operator" })
       expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
       expect(existsSync(kubeconfigPath)).toBe(true)
       const version = (await (await fetch(`${started.url}/version`)).json()) as { gitVersion: string }
@@ -44,6 +51,11 @@ describe("the simulated cluster as a separate process", () => {
       child.kill("SIGTERM")
     }
     expect(await exited).toBe(0)
+    const entries = parseLedger(await readFile(ledgerPath, "utf8"))
+    expect(entries.filter((entry) => entry.entry === "node-joined")).toHaveLength(300)
+    const truth = FleetTruth.of(entries)
+    expect(truth.nodeNames()).toHaveLength(300)
+    expect(truth.whereNow().size).toBe(entries.filter((entry) => entry.entry === "gpu-placed").length)
   })
 
   it("exits 2 with the reason on a bad flag", async () => {

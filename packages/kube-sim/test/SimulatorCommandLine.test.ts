@@ -21,6 +21,12 @@ describe("the simulator's command line", () => {
         "30",
         "--bookmark-interval",
         "5s",
+        "--ledger",
+        "/tmp/ledger.jsonl",
+        "--fault-driver-failures",
+        "2",
+        "--fault-driver-failure-time",
+        "30s",
       ]),
     ).toEqual({
       help: false,
@@ -30,9 +36,10 @@ describe("the simulator's command line", () => {
         kubeconfigPath: "/tmp/x",
         execLatency: { kind: "fixed", ms: 200 },
         modelMix: { "h100-hgx": 3, t4: 1 },
-        faults: { throttle: 0.01 },
+        faults: { throttle: 0.01, driverFailuresPerMinute: 2, driverFailureSeconds: 30 },
         churn: { podRestartsPerMinute: 30 },
         bookmarkIntervalMs: 5000,
+        ledgerPath: "/tmp/ledger.jsonl",
       },
     })
   })

@@ -31,6 +31,9 @@ import { ShardedIndex, type ShardedIndexEdit } from "./ShardedIndex.ts"
  *   every other GPU whose last event is `reportIntervalMs` old, from its last known facts, so periodic
  *   reports do not depend on nodes being read again (the receiver reads a pod when it changes, and on
  *   resync only). GPUs of nodes reported gone and missing GPUs are not re-affirmed.
+ * - `ClusterListed`: a known node missing from the receiver's first list of the cluster, or listed
+ *   without a device-plugin pod, went while no one watched: it is gone (node or pod deleted) since the
+ *   list, as if the news had come then, so its GPUs are removed a grace later unless a reading shows it.
  * - Inventories rebuilt from a durable store start with every node unconfirmed: a node that no reading
  *   or failed attempt confirms within `max(removalGraceMs, reportIntervalMs)` is taken as gone while
  *   the service was down, and its GPUs are removed.
@@ -151,6 +154,7 @@ const confirms = (removal: PendingRemoval, time: Date): boolean => time >= remov
 type NodeRead = Extract<NodeObservation, { readonly _tag: "NodeRead" }>
 type NodeReadFailed = Extract<NodeObservation, { readonly _tag: "NodeReadFailed" }>
 type NodeGone = Extract<NodeObservation, { readonly _tag: "NodeGone" }>
+type ClusterListed = Extract<NodeObservation, { readonly _tag: "ClusterListed" }>
 
 const read = (state: Inventory, observation: NodeRead, settings: InventoryParameters): Transition => {
   const { node, pod, time, reading } = observation
@@ -258,6 +262,20 @@ const gone = (state: Inventory, observation: NodeGone, settings: InventoryParame
   )
 }
 
+const listed = (state: Inventory, observation: ClusterListed, settings: InventoryParameters): Transition => {
+  let next = state
+  for (const entry of state.nodes.values()) {
+    const reason = !observation.nodes.has(entry.name)
+      ? "node-deleted"
+      : observation.nodesWithPod.has(entry.name)
+        ? undefined
+        : "pod-deleted"
+    if (reason === undefined) continue
+    next = gone(next, { _tag: "NodeGone", node: { name: entry.name }, time: observation.time, reason }, settings).state
+  }
+  return unchanged(next)
+}
+
 /** The inventory after one observation, and the events and store changes it causes. */
 export const transition = (
   state: Inventory,
@@ -271,6 +289,8 @@ export const transition = (
       return readFailed(state, observation)
     case "NodeGone":
       return gone(state, observation, settings)
+    case "ClusterListed":
+      return listed(state, observation, settings)
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Cause, Queue, Scope } from "effect"
-import { Clock, Duration, Effect, Fiber, Result } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, Result } from "effect"
 import type { Health } from "../../component/Component.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
@@ -188,6 +188,21 @@ export const make = (
     yield* pods.synced.pipe(Effect.andThen(warnWhenNoPods), Effect.forkScoped)
     const ready = Effect.all([nodes.synced, pods.synced], { discard: true })
     const isReady = () => nodes.isSynced() && pods.isSynced()
+    // What went while no one watched (a node deleted while the service was down) has no deletion to report:
+    // the first list goes to the inventory, before any reading, to compare its nodes with.
+    const listed = yield* Deferred.make<void>()
+    yield* ready.pipe(
+      Effect.andThen(now),
+      Effect.flatMap((time) => {
+        const nodesWithPod = new Set<string>()
+        for (const pod of pods.values()) if (pod.nodeName !== "") nodesWithPod.add(pod.nodeName)
+        const names = new Set<string>()
+        for (const node of nodes.values()) names.add(node.key)
+        return outlet.handOff({ _tag: "ClusterListed", time, nodes: names, nodesWithPod })
+      }),
+      Effect.andThen(Deferred.succeed(listed, undefined)),
+      Effect.forkScoped,
+    )
     yield* metrics.observeWorkQueueDepth(queue.depth)
 
     /** Whether `pod` was not deleted (or replaced under its name) since it was taken from the queue. */
@@ -337,7 +352,7 @@ export const make = (
       )
 
     const worker = Effect.gen(function* () {
-      yield* ready
+      yield* Deferred.await(listed)
       let running = true
       while (running) {
         running = yield* queue.processNext(processSafely)

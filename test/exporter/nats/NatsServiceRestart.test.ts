@@ -25,8 +25,8 @@ afterAll(async () => {
   await server?.dispose()
 })
 
-const natsExporter = (): ConfiguredExporter => {
-  const config = { ...NatsExporter.factory.defaultConfig, servers: [server.url], kvBucket: "restart_fleet" }
+const natsExporter = (kvBucket: string): ConfiguredExporter => {
+  const config = { ...NatsExporter.factory.defaultConfig, servers: [server.url], kvBucket }
   return {
     id: "nats",
     type: "nats",
@@ -39,13 +39,14 @@ const natsExporter = (): ConfiguredExporter => {
 const runUntil = async (
   sim: SimulatedCluster,
   done: (events: ReadonlyArray<InventoryEvent>) => boolean,
+  options: { readonly flags?: ReadonlyArray<string>; readonly kvBucket?: string } = {},
 ): Promise<ReadonlyArray<InventoryEvent>> => {
   const events: Array<InventoryEvent> = []
   const fiber = Effect.runFork(
     runGpuSerialsService({
       // The nats exporter's KV bucket is the inventory's store.
-      config: serviceConfig(sim, ["--inventory-store", "nats"]),
-      exporters: [capturingExporter(events), natsExporter()],
+      config: serviceConfig(sim, ["--inventory-store", "nats", ...(options.flags ?? [])]),
+      exporters: [capturingExporter(events), natsExporter(options.kvBucket ?? "restart_fleet")],
       serviceVersion: "0.0.0-test",
     }).pipe(Effect.provide(JsonLogger.layer({ level: "error", output: { write: () => undefined } }))),
   )
@@ -85,5 +86,26 @@ describe("service with the nats exporter's KV bucket as inventory store", () => 
         .map((event) => event.record.uuid)
         .sort(),
     ).toEqual([...swapped].sort())
+  }, 60_000)
+
+  it("removes, a grace after it starts, the GPUs of a node deleted while it was down", async () => {
+    cluster = await startSimulatedCluster({ nodes: 3, modelMix: { "h100-hgx": 2, t4: 1 }, seed: "nats-restart-gone" })
+    const sim = cluster
+    const total = sim.nodeNames().reduce((sum, name) => sum + (sim.node(name)?.gpus.length ?? 0), 0)
+    const options = { flags: ["--removal-grace", "1s"], kvBucket: "restart_gone_node" }
+    await runUntil(sim, (events) => ofKind(events, "added").length === total, options)
+
+    const [deleted] = sim.nodeNames()
+    if (deleted === undefined) throw new Error("fleet without nodes")
+    const gone = (sim.node(deleted)?.gpus ?? []).map((gpu) => gpu.uuid)
+    sim.removeNode(deleted)
+
+    const second = await runUntil(sim, (events) => ofKind(events, "removed").length >= gone.length, options)
+    expect(
+      ofKind(second, "removed")
+        .map((event) => event.record.uuid)
+        .sort(),
+    ).toEqual([...gone].sort())
+    expect(ofKind(second, "added")).toEqual([])
   }, 60_000)
 })

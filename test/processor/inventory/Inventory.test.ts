@@ -17,6 +17,7 @@ import {
   hostGpus,
   hour,
   kinds,
+  listed,
   minute,
   nodeA,
   nodeB,
@@ -386,6 +387,37 @@ describe("Inventory: rebuilt from a store", () => {
 
     expect(kinds(events)).toEqual(["moved"])
     expect(events[0]?.record).toMatchObject({ uuid: a0.uuid, node: "gpu-node-b", previousNode: "gpu-node-a" })
+  })
+
+  it("removes, a grace after the first list of the cluster, the GPUs of nodes deleted or left without a pod meanwhile", () => {
+    const nodeC = { name: "gpu-node-c" }
+    const lastRun = run([read(nodeA, at(0), gpusA), read(nodeB, at(0), gpusB), read(nodeC, at(0), hostGpus("c", 2))])
+    // Node c was deleted and node b lost its device-plugin pod while the service was down.
+    const start = hour / 2
+    const loaded = fromKnown(knownGpus(lastRun.state), at(start), settings)
+    const afterList = run([listed(at(start + 1_000), [nodeA, nodeB], [nodeA]), read(nodeA, at(start + 2_000), gpusA)], {
+      from: loaded,
+    })
+    expect(afterList.events).toEqual([])
+    expect(tick(afterList.state, at(start + 1_000 + 5 * minute - 1), settings).events).toEqual([])
+
+    const removal = tick(afterList.state, at(start + 1_000 + 5 * minute), settings)
+    expect(kinds(removal.events)).toEqual(Array(10).fill("removed"))
+    expect(new Set(removal.events.map((event) => event.record.node))).toEqual(new Set(["gpu-node-b", "gpu-node-c"]))
+    expect(inventorySnapshot(removal.state)).toMatchObject({ gpus: 8, nodes: 1 })
+  })
+
+  it("keeps a listed node's GPUs when its pod comes back within the grace after the list", () => {
+    const { events } = run(
+      [
+        listed(at(hour / 2), [nodeA, nodeB], [nodeA]),
+        read(nodeA, at(hour / 2 + 1_000), gpusA),
+        read(nodeB, at(hour / 2 + minute), gpusB),
+        tickAt(at(hour / 2 + 10 * minute)),
+      ],
+      { from: restarted },
+    )
+    expect(events).toEqual([])
   })
 
   it("removes the GPUs of nodes that nothing confirms after the restart", () => {

@@ -84,6 +84,18 @@ export const gone = (
   reason: "pod-deleted" | "node-deleted" = "pod-deleted",
 ): NodeObservation => ({ _tag: "NodeGone", node, time, reason })
 
+/** The receiver's first list of the cluster: its nodes, and those of them with a device-plugin pod. */
+export const listed = (
+  time: Date,
+  nodes: ReadonlyArray<NodeRef>,
+  withPod: ReadonlyArray<NodeRef> = nodes,
+): NodeObservation => ({
+  _tag: "ClusterListed",
+  time,
+  nodes: new Set(nodes.map((node) => node.name)),
+  nodesWithPod: new Set(withPod.map((node) => node.name)),
+})
+
 /** A step of a scenario: an observation, or time passing to `now`. */
 export type Step = NodeObservation | { readonly _tag: "Tick"; readonly now: Date }
 

@@ -89,7 +89,8 @@ describe("kube_exec factory", () => {
       yield* receiver.ready
       const first = yield* Queue.take(receiver.observations)
       const second = yield* Queue.take(receiver.observations)
-      assert.deepStrictEqual([first._tag, second._tag], ["NodeRead", "NodeRead"])
+      const third = yield* Queue.take(receiver.observations)
+      assert.deepStrictEqual([first._tag, second._tag, third._tag], ["ClusterListed", "NodeRead", "NodeRead"])
     }),
   )
 })

@@ -31,6 +31,19 @@ describe("kube_exec receiver against the simulated cluster", () => {
 })
 
 describe("kube_exec receiver: pods and nodes coming and going", () => {
+  it.live("hands over its first list of the cluster, every node and those with a pod, before any reading", () =>
+    Effect.gen(function* () {
+      const harness = yield* startHarness()
+      const nodes = harness.cluster.nodeNames()
+      yield* eventually("first readings", () => reads(harness).length >= nodes.length)
+      assert.strictEqual(harness.listings.length, 1)
+      const [listing] = harness.listings
+      assert.deepStrictEqual([...(listing?.nodes ?? [])].sort(), [...nodes])
+      assert.deepStrictEqual([...(listing?.nodesWithPod ?? [])].sort(), [...nodes])
+      assert.isTrue(reads(harness).every((read) => read.time >= (listing?.time ?? new Date())))
+    }),
+  )
+
   it.live("a restarted pod gives NodeGone, then a reading of the new pod", () =>
     Effect.gen(function* () {
       const harness = yield* startHarness()

@@ -18,13 +18,19 @@ export interface RecordedExec {
   readonly argv: ReadonlyArray<string>
 }
 
+/** An observation of one node: a reading, a failed attempt, or the news that it is gone. */
+export type NodeEvent = Exclude<NodeObservation, { readonly _tag: "ClusterListed" }>
+export type ClusterListing = Extract<NodeObservation, { readonly _tag: "ClusterListed" }>
+
 export interface Harness {
   readonly cluster: SimulatedCluster
   /** The API client the receiver uses, for a test to look at or change the cluster as a user would. */
   readonly api: KubeApi["Service"]
   readonly receiver: KubeExecReceiver.KubeExecReceiver
-  /** Everything taken from `receiver.observations` so far, in order. */
-  readonly observations: Array<NodeObservation>
+  /** Every observation of a node taken from `receiver.observations` so far, in order. */
+  readonly observations: Array<NodeEvent>
+  /** The lists of the cluster taken from `receiver.observations`: one per start. */
+  readonly listings: Array<ClusterListing>
   /** Set once `observations` ended with `Done`. */
   readonly ended: { value: boolean }
   readonly execs: Array<RecordedExec>
@@ -127,10 +133,15 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       Effect.provide(log.layer),
       Scope.provide(receiverScope),
     )
-    const observations: Array<NodeObservation> = []
+    const observations: Array<NodeEvent> = []
+    const listings: Array<ClusterListing> = []
     const ended = { value: false }
     yield* Queue.take(receiver.observations).pipe(
-      Effect.tap((observation) => Effect.sync(() => observations.push(observation))),
+      Effect.tap((observation) =>
+        Effect.sync(() =>
+          observation._tag === "ClusterListed" ? listings.push(observation) : observations.push(observation),
+        ),
+      ),
       Effect.tap((observation) =>
         options.onObservation === undefined ? Effect.void : options.onObservation(observation),
       ),
@@ -144,6 +155,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       api,
       receiver,
       observations,
+      listings,
       ended,
       execs,
       labelPatches,

@@ -106,6 +106,19 @@ export class SeededRandom {
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
   }
 
+  /** How many events of a Poisson process with this mean happen in one draw (Knuth's method, for small means). */
+  poisson(mean: number): number {
+    if (mean <= 0) return 0
+    const limit = Math.exp(-mean)
+    let count = 0
+    let product = this.next()
+    while (product > limit) {
+      count++
+      product *= this.next()
+    }
+    return count
+  }
+
   /** Standard normal draw (Box-Muller). */
   normal(): number {
     const u = Math.max(this.next(), Number.EPSILON)

@@ -67,7 +67,7 @@ export class Churn {
 
   private tick(): void {
     const fire = (perMinute: number, action: () => void) => {
-      const count = this.poisson((perMinute * tickMs) / 60_000)
+      const count = this.random.poisson((perMinute * tickMs) / 60_000)
       for (let index = 0; index < count; index++) action()
     }
     fire(this.rates.podRestartsPerMinute, () => this.operations.restartRandomPod())
@@ -75,17 +75,5 @@ export class Churn {
     fire(this.rates.nodeLeavesPerMinute, () => this.operations.removeRandomNode())
     fire(this.rates.gpuSwapsPerMinute, () => this.operations.swapRandomGpus())
     fire(this.rates.readinessFlapsPerMinute, () => this.operations.flapRandomReadiness())
-  }
-
-  private poisson(mean: number): number {
-    if (mean <= 0) return 0
-    const limit = Math.exp(-mean)
-    let count = 0
-    let product = this.random.next()
-    while (product > limit) {
-      count++
-      product *= this.random.next()
-    }
-    return count
   }
 }

@@ -19,6 +19,10 @@ export interface FaultRates {
   readonly execTruncated: number
   /** Per exec: stdout is noise instead of the report. */
   readonly execGarbage: number
+  /** Drivers that fail per minute across the cluster, each on a healthy host drawn at random. */
+  readonly driverFailuresPerMinute: number
+  /** How long a driver failed this way stays broken before it is repaired. */
+  readonly driverFailureSeconds: number
 }
 
 export const noFaults: FaultRates = {
@@ -30,6 +34,8 @@ export const noFaults: FaultRates = {
   execNonZeroExit: 0,
   execTruncated: 0,
   execGarbage: 0,
+  driverFailuresPerMinute: 0,
+  driverFailureSeconds: 20,
 }
 
 /** Which API requests a scripted fault applies to; every given field must match. */

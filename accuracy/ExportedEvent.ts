@@ -1,0 +1,47 @@
+/** The kinds of inventory event a `gpu-serials/v1` record carries. */
+export type EventKind = "added" | "moved" | "removed" | "observed"
+
+const eventKinds: ReadonlyArray<string> = ["added", "moved", "removed", "observed"]
+
+/** One record a service exported, as the accuracy comparison reads it. */
+export interface ExportedEvent {
+  /** Which service process exported it: 0 for the first, 1 after the first restart, and so on. */
+  readonly run: number
+  /** When the line arrived from the process, in milliseconds since the epoch. */
+  readonly arrivedAt: number
+  readonly event: EventKind
+  readonly uuid: string
+  readonly node: string
+  /** The record's `providerId`; empty when it has none. */
+  readonly providerId: string
+  /** For `moved`: the node the inventory held the GPU on before. */
+  readonly previousNode?: string
+  /** The record's `time` in milliseconds: of the reading, or for `removed` of the decision. */
+  readonly time: number
+}
+
+/** A record line of the `stdout` exporter read as an exported event; undefined for a line that is no record. */
+export const exportedEvent = (line: string, run: number, arrivedAt: number): ExportedEvent | undefined => {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  if (typeof value !== "object" || value === null) return undefined
+  const record = value as Record<string, unknown>
+  if (record.schema !== "gpu-serials/v1" || typeof record.event !== "string" || !eventKinds.includes(record.event))
+    return undefined
+  if (typeof record.uuid !== "string" || typeof record.node !== "string" || typeof record.time !== "string")
+    return undefined
+  return {
+    run,
+    arrivedAt,
+    event: record.event as EventKind,
+    uuid: record.uuid,
+    node: record.node,
+    providerId: typeof record.providerId === "string" ? record.providerId : "",
+    ...(typeof record.previousNode === "string" ? { previousNode: record.previousNode } : {}),
+    time: Date.parse(record.time),
+  }
+}

@@ -1,0 +1,140 @@
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import type { ChurnRates, FaultRates } from "@gpu-serials/kube-sim"
+import { Result } from "effect"
+import { parseGoDuration } from "../src/config/GoDuration.ts"
+import { runAccuracy } from "./AccuracyRun.ts"
+import { scenarioLine, totalsOf } from "./ReportTotals.ts"
+import { type StoreName, storeNames } from "./StoreScenario.ts"
+
+const usage = `Usage: npm run accuracy -- [flags]
+
+Runs gpu-serials against a simulated cluster with churn and faults, once per inventory store (all at
+once, each restarted half-way), and compares what each exported with the cluster's ground truth.
+Progress goes to stderr; stdout gets one JSON line per scenario, then one line of totals.
+
+  --nodes N              GPU nodes (default 300)
+  --churn D              how long churn and faults last (default 2m)
+  --stores S,...         of ${storeNames.join(", ")} (default all)
+  --removal-grace D      the services' REMOVAL_GRACE (default 30s)
+  --resync D             the services' RESYNC (default 20s)
+  --timeout D            the services' TIMEOUT (default 5s)
+  --qps N                the services' QPS (default 50)
+  --seed TEXT            same seed, same cluster and churn draws (default accuracy)
+  --postgres-url URL     database for the postgres store (default postgres://postgres@127.0.0.1:5432/test)
+  --output DIR           keep the ledger, each scenario's records and each service's logs there
+  --help                 this text
+`
+
+/** Changes per minute across the cluster while churn lasts. */
+const churn: ChurnRates = {
+  podRestartsPerMinute: 20,
+  nodeJoinsPerMinute: 4,
+  nodeLeavesPerMinute: 4,
+  gpuSwapsPerMinute: 12,
+  readinessFlapsPerMinute: 20,
+}
+
+/** Fault probabilities (per request, exec, or open watch and second) and driver failures while churn lasts. */
+const faults: Partial<FaultRates> = {
+  serverError: 0.01,
+  throttle: 0.01,
+  watchDropPerSecond: 0.01,
+  execHang: 0.005,
+  execNonZeroExit: 0.01,
+  execTruncated: 0.01,
+  execGarbage: 0.01,
+  driverFailuresPerMinute: 3,
+  driverFailureSeconds: 20,
+}
+
+class UsageError extends Error {}
+
+const options = () => {
+  const textFlags = ["nodes", "churn", "stores", "removal-grace", "resync", "timeout", "qps", "seed", "postgres-url"]
+  const values: Record<string, string | boolean | undefined> = parseArgs({
+    args: process.argv.slice(2),
+    strict: true,
+    options: {
+      help: { type: "boolean" },
+      ...Object.fromEntries([...textFlags, "output"].map((flag) => [flag, { type: "string" as const }])),
+    },
+  }).values
+  if (values.help === true) return undefined
+  const text = (flag: string): string | undefined => {
+    const value = values[flag]
+    return typeof value === "string" ? value : undefined
+  }
+  const duration = (flag: string, fallback: number): number => {
+    const value = text(flag)
+    if (value === undefined) return fallback
+    const parsed = parseGoDuration(value)
+    if (Result.isFailure(parsed)) throw new UsageError(`--${flag}: ${parsed.failure}`)
+    return parsed.success
+  }
+  const positive = (flag: string, fallback: number): number => {
+    const value = text(flag)
+    if (value === undefined) return fallback
+    const parsed = Number(value)
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new UsageError(`--${flag}: "${value}" is not a positive number`)
+    return parsed
+  }
+  const stores = (text("stores")?.split(",") ?? [...storeNames]).map((name) => name.trim())
+  for (const name of stores)
+    if (!(storeNames as ReadonlyArray<string>).includes(name))
+      throw new UsageError(`--stores: unknown store "${name}"; known: ${storeNames.join(", ")}`)
+  const output = text("output")
+  return {
+    nodes: Math.round(positive("nodes", 300)),
+    churnMs: duration("churn", 120_000),
+    stores: stores as ReadonlyArray<StoreName>,
+    removalGraceMs: duration("removal-grace", 30_000),
+    resyncMs: duration("resync", 20_000),
+    timeoutMs: duration("timeout", 5_000),
+    qps: positive("qps", 50),
+    seed: text("seed") ?? "accuracy",
+    postgresUrl: text("postgres-url") ?? "postgres://postgres@127.0.0.1:5432/test",
+    ...(output === undefined ? {} : { outputDir: output }),
+  }
+}
+
+const main = async (): Promise<number> => {
+  let chosen: ReturnType<typeof options>
+  try {
+    chosen = options()
+  } catch (error) {
+    process.stderr.write(`accuracy: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`)
+    return 2
+  }
+  if (chosen === undefined) {
+    process.stdout.write(usage)
+    return 0
+  }
+  const outcome = await runAccuracy({
+    ...chosen,
+    churn,
+    faults,
+    cli: fileURLToPath(new URL("../dist/bin/gpu-serials.js", import.meta.url)),
+    cwd: fileURLToPath(new URL("../", import.meta.url)),
+    progress: (line) => process.stderr.write(`${line}\n`),
+  })
+  for (const scenario of outcome.scenarios) process.stdout.write(`${JSON.stringify(scenarioLine(scenario))}\n`)
+  process.stderr.write(
+    `accuracy: initial sync ${outcome.syncSeconds.toFixed(1)} s, waited ${outcome.waitedSeconds.toFixed(1)} s after churn, ` +
+      `${outcome.wallSeconds.toFixed(0)} s in all\n`,
+  )
+  process.stdout.write(
+    `${JSON.stringify({ ...totalsOf(outcome.scenarios), skipped: outcome.skipped, wall_s: Math.round(outcome.wallSeconds) })}\n`,
+  )
+  return outcome.scenarios.some((scenario) => scenario.failure !== undefined) ? 1 : 0
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    process.stderr.write(`accuracy: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exitCode = 1
+  },
+)

@@ -1,0 +1,158 @@
+import type { LedgerEntry } from "./LedgerEntry.ts"
+
+/** A time a GPU spent on one node: from its placement until the next one, or until it left with its node. */
+export interface GpuStay {
+  readonly node: string
+  /** The node's `spec.providerID`: the machine the GPU was in. */
+  readonly providerId: string
+  /** Milliseconds since the epoch. */
+  readonly from: number
+  /** Absent while the stay lasts. */
+  readonly to?: number
+}
+
+/** Everything the ledger says about one GPU. */
+export interface GpuHistory {
+  readonly uuid: string
+  readonly serial: string
+  /** Oldest first; consecutive stays meet (one's `to` is the next one's `from`). */
+  readonly stays: ReadonlyArray<GpuStay>
+  /** When the GPU left the cluster (its node was deleted); absent while it is in the cluster. */
+  readonly goneAt?: number
+}
+
+/** Where a GPU of the cluster is now, and whether nvidia-smi on its node reports it. */
+export interface GpuWhereabouts {
+  readonly uuid: string
+  readonly serial: string
+  readonly node: string
+  readonly providerId: string
+  /** Since when it is there, in milliseconds since the epoch. */
+  readonly since: number
+  /** False while the node's driver fails in a way that hides the GPU. */
+  readonly readable: boolean
+}
+
+interface MutableHistory {
+  readonly uuid: string
+  serial: string
+  stays: Array<GpuStay>
+  goneAt?: number
+}
+
+/**
+ * The truth a ledger tells, rebuilt by applying its entries in order: every GPU's stays, where each GPU
+ * is now, and which nodes' drivers hide which GPUs. Pure: it reads times from the entries only.
+ */
+export class FleetTruth {
+  private readonly histories = new Map<string, MutableHistory>()
+  /** The GPUs a failing driver hides, by node. */
+  private readonly hidden = new Map<string, ReadonlySet<string>>()
+  private readonly nodes = new Set<string>()
+  /** The GPUs on each node now. */
+  private readonly onNode = new Map<string, Set<string>>()
+
+  static of(entries: Iterable<LedgerEntry>): FleetTruth {
+    const truth = new FleetTruth()
+    for (const entry of entries) truth.apply(entry)
+    return truth
+  }
+
+  apply(entry: LedgerEntry): void {
+    const time = Date.parse(entry.time)
+    switch (entry.entry) {
+      case "node-joined":
+        this.nodes.add(entry.node)
+        return
+      case "node-left":
+        this.nodes.delete(entry.node)
+        this.hidden.delete(entry.node)
+        return
+      case "gpu-placed": {
+        const history = this.histories.get(entry.uuid) ?? { uuid: entry.uuid, serial: entry.serial, stays: [] }
+        this.histories.set(entry.uuid, history)
+        history.serial = entry.serial
+        this.endStay(history, time)
+        history.stays.push({ node: entry.node, providerId: entry.providerId, from: time })
+        this.gpusOnNode(entry.node).add(entry.uuid)
+        return
+      }
+      case "gpu-gone": {
+        const history = this.histories.get(entry.uuid)
+        if (history === undefined) return
+        this.endStay(history, time)
+        history.goneAt = time
+        return
+      }
+      case "driver-failed":
+        this.hidden.set(entry.node, new Set(entry.unreadable))
+        return
+      case "driver-repaired":
+        this.hidden.delete(entry.node)
+        return
+      default:
+        return
+    }
+  }
+
+  /** Every GPU the cluster ever had, in the order they first appeared. */
+  gpus(): ReadonlyArray<GpuHistory> {
+    return [...this.histories.values()]
+  }
+
+  history(uuid: string): GpuHistory | undefined {
+    return this.histories.get(uuid)
+  }
+
+  /** Where each GPU of the cluster is now, by UUID. */
+  whereNow(): ReadonlyMap<string, GpuWhereabouts> {
+    const result = new Map<string, GpuWhereabouts>()
+    for (const history of this.histories.values()) {
+      const stay = history.stays.at(-1)
+      if (history.goneAt !== undefined || stay === undefined) continue
+      result.set(history.uuid, {
+        uuid: history.uuid,
+        serial: history.serial,
+        node: stay.node,
+        providerId: stay.providerId,
+        since: stay.from,
+        readable: this.hidden.get(stay.node)?.has(history.uuid) !== true,
+      })
+    }
+    return result
+  }
+
+  /** The nodes of the cluster now. */
+  nodeNames(): ReadonlyArray<string> {
+    return [...this.nodes].sort()
+  }
+
+  /** The UUIDs of the GPUs on a node now. */
+  gpusOn(node: string): ReadonlyArray<string> {
+    return [...(this.onNode.get(node) ?? [])]
+  }
+
+  /** The node a GPU of the cluster is on now. */
+  nodeOf(uuid: string): string | undefined {
+    const history = this.histories.get(uuid)
+    return history === undefined || history.goneAt !== undefined ? undefined : history.stays.at(-1)?.node
+  }
+
+  private gpusOnNode(node: string): Set<string> {
+    let set = this.onNode.get(node)
+    if (set === undefined) {
+      set = new Set()
+      this.onNode.set(node, set)
+    }
+    return set
+  }
+
+  private endStay(history: MutableHistory, time: number): void {
+    const last = history.stays.at(-1)
+    if (last === undefined || last.to !== undefined) return
+    history.stays[history.stays.length - 1] = { ...last, to: time }
+    const set = this.onNode.get(last.node)
+    set?.delete(history.uuid)
+    if (set?.size === 0) this.onNode.delete(last.node)
+  }
+}

@@ -1,0 +1,81 @@
+import type { DriverFailure } from "../catalog/SimulatedHost.ts"
+
+/** What every entry of the ledger carries: its order, when it happened and the cluster's resourceVersion then. */
+interface Stamp {
+  /** Position in the ledger, from 1: entries of the same millisecond keep their order. */
+  readonly seq: number
+  /** RFC 3339 with milliseconds: when the change became visible (committed to the API, or on the host). */
+  readonly time: string
+  /**
+   * The resourceVersion of the change's commit for API objects (the watch event's), else the cluster's
+   * resourceVersion when it happened (a GPU swap or a driver failure changes no API object).
+   */
+  readonly resourceVersion: number
+}
+
+/** Why a GPU is where it is from now on. */
+export type PlacementCause = "cluster-start" | "node-joined" | "gpu-swap"
+
+/**
+ * One change of the simulated cluster's truth, as the ledger records it (one JSON object per line).
+ * `gpu-placed` starts a GPU's stay on a node (and ends the stay before it); `gpu-gone` ends it and the
+ * GPU's life in the cluster, with its node.
+ */
+export type LedgerEntry = Stamp &
+  (
+    | { readonly entry: "node-joined"; readonly node: string; readonly providerId: string }
+    | { readonly entry: "node-left"; readonly node: string }
+    | { readonly entry: "pod-created"; readonly node: string; readonly pod: string }
+    | { readonly entry: "pod-ready"; readonly node: string; readonly pod: string }
+    | { readonly entry: "pod-unready"; readonly node: string; readonly pod: string }
+    /** Deletion requested: the pod is Terminating until its grace period ends. */
+    | { readonly entry: "pod-terminating"; readonly node: string; readonly pod: string }
+    /** `restarted`: its node is still there, so the DaemonSet replaces it; `node-left`: collected with its node. */
+    | {
+        readonly entry: "pod-deleted"
+        readonly node: string
+        readonly pod: string
+        readonly reason: "restarted" | "node-left"
+      }
+    | {
+        readonly entry: "gpu-placed"
+        readonly uuid: string
+        /** `N/A` where the product reports no serial. */
+        readonly serial: string
+        readonly node: string
+        /** The machine: the node's `spec.providerID`, empty for a bare-metal node registered without one. */
+        readonly providerId: string
+        readonly cause: PlacementCause
+      }
+    | { readonly entry: "gpu-gone"; readonly uuid: string; readonly node: string }
+    /** nvidia-smi on the node fails from now on; `unreadable` lists the GPUs it no longer reports. */
+    | {
+        readonly entry: "driver-failed"
+        readonly node: string
+        readonly failure: DriverFailure
+        readonly unreadable: ReadonlyArray<string>
+      }
+    | { readonly entry: "driver-repaired"; readonly node: string }
+  )
+
+export type LedgerEntryKind = LedgerEntry["entry"]
+
+export const ledgerEntryKinds: ReadonlyArray<LedgerEntryKind> = [
+  "node-joined",
+  "node-left",
+  "pod-created",
+  "pod-ready",
+  "pod-unready",
+  "pod-terminating",
+  "pod-deleted",
+  "gpu-placed",
+  "gpu-gone",
+  "driver-failed",
+  "driver-repaired",
+]
+
+/** Distributes over the union, so an entry can be built without its stamp. */
+type WithoutStamp<T> = T extends unknown ? Omit<T, keyof Stamp> : never
+
+/** An entry before the ledger stamps it. */
+export type LedgerFact = WithoutStamp<LedgerEntry>
