@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs"
-import { Context, Effect, Layer } from "effect"
-
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 /** The process edges a command touches: its streams, environment and working directory. */
 export class CliIo extends Context.Service<
   CliIo,

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
 import type { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { printConfig } from "../config/PrintConfig.ts"

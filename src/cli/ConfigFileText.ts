@@ -1,6 +1,7 @@
 import { constants } from "node:fs"
 import { open, stat } from "node:fs/promises"
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { formatByteSize } from "../config/ByteSize.ts"
 
 /** The largest config file read: far above any real one, small enough that reading it costs nothing. */

@@ -1,4 +1,7 @@
-import { Clock, Effect, Fiber, Result } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Result from "effect/Result"
 import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
 import { parseGoDuration } from "../config/GoDuration.ts"
 import { valueAt } from "../config/ResolveSettings.ts"

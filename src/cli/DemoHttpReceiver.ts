@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { gunzipSync } from "node:zlib"
-import { Effect } from "effect"
-
+import * as Effect from "effect/Effect"
 /** What the demo's HTTP receiver was sent. */
 export interface HttpReceiverCounts {
   readonly requests: number

@@ -1,5 +1,6 @@
 import { hostname } from "node:os"
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { formatByteSize } from "../config/ByteSize.ts"
 import { parseCommandLine } from "../config/CommandLine.ts"
 import { settingFromText } from "../config/Setting.ts"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as JsonLogger from "../log/JsonLogger.ts"
 import { redactUrlsIn } from "../log/UrlRedaction.ts"
 import { runGpuSerialsService } from "../service/GpuSerialsService.ts"

@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { CONFIG_ENV, CONFIG_FLAG, configFilePath, parseFlags, serviceFlags } from "../config/Flags.ts"
 import type { ConfigSources } from "../config/ResolveConfig.ts"

@@ -1,5 +1,7 @@
 import type { Msg, Subscription } from "@nats-io/transport-node"
-import { Effect, Result, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
 import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import { natsCommandConfig, natsSettingFlags } from "../exporter/nats/NatsCommandConfig.ts"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { CommandLineProblem } from "../config/CommandLine.ts"
 import { CliIo } from "./CliIo.ts"
 import { ExitCode } from "./ExitCode.ts"

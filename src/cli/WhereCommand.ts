@@ -1,4 +1,5 @@
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { type CommandLineSpec, parseCommandLine } from "../config/CommandLine.ts"
 import type { GpuLocation } from "../exporter/nats/GpuLocation.ts"
 import { openExistingBucket } from "../exporter/nats/GpuLocationBucket.ts"

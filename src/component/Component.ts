@@ -1,4 +1,6 @@
-import type { Effect, Result, Scope } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
 import type { ComponentStartError } from "./ComponentStartError.ts"
 
 /** The three component kinds a pipeline wires together, as in an OpenTelemetry Collector. */

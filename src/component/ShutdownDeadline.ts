@@ -1,5 +1,10 @@
-import { Clock, Context, Duration, Effect, Layer, Option, Ref } from "effect"
-
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 /**
  * The service's deadline for stopping, as a Collector component's `Shutdown(ctx)` finds one in its
  * context: it starts at the first SIGTERM or SIGINT (`begin`), and every component waits, while it

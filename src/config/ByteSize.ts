@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 
 /**
  * Byte sizes the way Kubernetes quantities write them: plain bytes (`1048576`), binary suffixes

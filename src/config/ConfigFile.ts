@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { parseDocument } from "yaml"
 import type { ConfigProblem } from "../component/Component.ts"
 import type { ComponentCatalog } from "./ComponentCatalog.ts"

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { ConfigProblem } from "../component/Component.ts"
 
 /** The exit code of a usage or configuration error. */

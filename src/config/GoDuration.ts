@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 
 /**
  * Durations in the syntax of Go's `time.ParseDuration` (`300ms`, `1.5h`, `1m30s`, `-1.5h`), so that the

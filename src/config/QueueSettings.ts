@@ -1,4 +1,4 @@
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import type { SettingRule, SettingValues } from "./ResolveSettings.ts"
 import type { AnySetting, Setting } from "./Setting.ts"
 import type { Bounds } from "./SettingBounds.ts"

@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { ConfigProblem } from "../component/Component.ts"
 import { type AnySetting, type Setting, valueProblem } from "./Setting.ts"
 import type { OriginSource, ValueOrigin } from "./ValueOrigin.ts"

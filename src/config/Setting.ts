@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { type Bounds, outOfBoundsMessage, withinBounds } from "./SettingBounds.ts"
 import type { SettingType } from "./SettingType.ts"
 

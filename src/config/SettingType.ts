@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { formatByteSize, parseByteSize } from "./ByteSize.ts"
 import { formatGoDuration, parseGoDuration } from "./GoDuration.ts"
 

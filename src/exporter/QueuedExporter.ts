@@ -1,18 +1,16 @@
-import {
-  Clock,
-  Deferred,
-  Duration,
-  Effect,
-  Exit,
-  Fiber,
-  Option,
-  Queue,
-  Random,
-  Result,
-  type Scope,
-  Stream,
-  SubscriptionRef,
-} from "effect"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Health } from "../component/Component.ts"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { QueueSettings } from "../config/QueueSettings.ts"

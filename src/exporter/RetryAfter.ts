@@ -1,5 +1,4 @@
-import { Duration } from "effect"
-
+import * as Duration from "effect/Duration"
 /**
  * How long an HTTP `Retry-After` header asks to wait: delay seconds or an HTTP date, measured from
  * `nowMillis`. Absent when the header is missing or unreadable.

@@ -1,4 +1,4 @@
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import type { RetrySettings } from "../config/QueueSettings.ts"
 
 /** A write attempt of a batch that failed, as the retry policy sees it. */

@@ -1,4 +1,5 @@
-import { type Effect, Schema } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 
 /**

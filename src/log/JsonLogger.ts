@@ -1,4 +1,10 @@
-import { Cause, Duration, Layer, Logger, LogLevel, Predicate, References } from "effect"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Predicate from "effect/Predicate"
+import * as References from "effect/References"
 import { redactUrlsIn } from "./UrlRedaction.ts"
 
 /** The levels `LOG_LEVEL` accepts. */

@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
 import { classifyFailureOutput } from "./FailureOutput.ts"
 import { gpuConditionOf } from "./NotAvailable.ts"

@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { NodeReading } from "../domain/NodeReading.ts"
 import { type CsvReadingOptions, parseCsvReading } from "./CsvReadingParser.ts"
 import { type NvsmiError, OutputTooLarge } from "./NvsmiError.ts"

@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { Gpu } from "../domain/Gpu.ts"
 import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
 import { availableValue } from "./NotAvailable.ts"

@@ -1,5 +1,5 @@
 import { StringDecoder } from "node:string_decoder"
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { SaxesParser, type SaxesTagPlain } from "saxes"
 import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
 import { classifyFailureOutput } from "./FailureOutput.ts"

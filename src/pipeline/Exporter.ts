@@ -1,4 +1,5 @@
-import type { Duration, Effect } from "effect"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import type { ComponentFactory, Health } from "../component/Component.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 

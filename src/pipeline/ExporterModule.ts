@@ -1,6 +1,8 @@
 import { isAbsolute, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import { Effect, Predicate, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type { ExporterFactory } from "./Exporter.ts"
 
 /** A module named in the config could not be imported or does not export an exporter factory. */

@@ -1,4 +1,5 @@
-import type { Effect, Scope } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { CreateSettings } from "../component/Component.ts"
 import type { ComponentStartError } from "../component/ComponentStartError.ts"
 

@@ -1,4 +1,4 @@
-import type { Effect } from "effect"
+import type * as Effect from "effect/Effect"
 import type { Health } from "../component/Component.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
 

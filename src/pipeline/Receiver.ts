@@ -1,4 +1,6 @@
-import type { Cause, Effect, Queue } from "effect"
+import type * as Cause from "effect/Cause"
+import type * as Effect from "effect/Effect"
+import type * as Queue from "effect/Queue"
 import type { Health } from "../component/Component.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
 

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import { InventoryStores, type StoreFactory } from "../processor/inventory/InventoryStore.ts"
 

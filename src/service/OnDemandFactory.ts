@@ -1,4 +1,5 @@
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { ComponentFactory, ComponentKind } from "../component/Component.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import { type ComponentSettings, type Configured, configuredBy } from "../config/ComponentSettings.ts"

@@ -1,4 +1,5 @@
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { ConfigProblem } from "../component/Component.ts"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { type ConfigSources, type ResolvedConfig, resolvePipeline } from "../config/ResolveConfig.ts"

@@ -1,4 +1,6 @@
-import { Effect, Ref, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
 import type { Health } from "../component/Component.ts"
 import { ReadinessChecks } from "../telemetry/ReadinessChecks.ts"
 

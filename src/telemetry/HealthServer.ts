@@ -1,5 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import { Context, Duration, Effect, FiberSet, Layer, Option, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { ReadinessChecks } from "./ReadinessChecks.ts"
 import { ServiceMeter } from "./ServiceMeter.ts"
 

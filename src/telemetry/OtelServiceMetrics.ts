@@ -1,5 +1,7 @@
 import { type Attributes, type BatchObservableCallback, type Observable, ValueType } from "@opentelemetry/api"
-import { Effect, Layer, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import type { ExporterStats } from "../pipeline/Exporter.ts"
 import { BoundedLabel } from "./BoundedLabel.ts"

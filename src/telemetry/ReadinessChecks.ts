@@ -1,4 +1,9 @@
-import { Context, Duration, Effect, Layer, Option, type Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import type { Health } from "../component/Component.ts"
 import { redactUrlsIn } from "../log/UrlRedaction.ts"
 

@@ -11,7 +11,11 @@ import {
   MetricReader,
 } from "@opentelemetry/sdk-metrics"
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
-import { Context, Duration, Effect, Layer, type Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 
 export const serviceName = "gpu-serials"

@@ -1,4 +1,6 @@
-import { Context, type Effect, type Scope } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { InventoryEventKind } from "../domain/InventoryEventKind.ts"
 import type { ExporterStats } from "../pipeline/Exporter.ts"
 import type { GpuInfoSource } from "./GpuInfoMetric.ts"

@@ -1,4 +1,5 @@
-import { Option, Schema } from "effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { chassisOf, type KnownGpu } from "../../processor/inventory/KnownGpu.ts"
 import { StoredGpu } from "../../processor/inventory/StoredGpu.ts"
 

@@ -1,7 +1,8 @@
 import { type KV, Kvm } from "@nats-io/kv"
 import type { NatsConnection } from "@nats-io/transport-node"
-import { Duration, Effect, Schema } from "effect"
-
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 /** How long one KV call may take. */
 export const kvTimeout = Duration.seconds(10)
 

@@ -1,5 +1,5 @@
 import type { KV } from "@nats-io/kv"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type GpuLocation, locationOf, parseGpuLocation, parseLocatedGpu } from "./GpuLocation.ts"
 import { currentValues } from "./GpuLocationBucket.ts"
 import { serialKeys, uuidKeys } from "./GpuLocationKey.ts"

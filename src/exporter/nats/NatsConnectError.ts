@@ -1,5 +1,4 @@
-import { Schema } from "effect"
-
+import * as Schema from "effect/Schema"
 /** A connection to NATS could not be made: servers unreachable, credentials unreadable or refused. */
 export class NatsConnectError extends Schema.TaggedError<NatsConnectError>()("NatsConnectError", {
   /** The server list, redacted. */

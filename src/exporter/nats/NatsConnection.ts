@@ -9,7 +9,9 @@ import {
   tokenAuthenticator,
   usernamePasswordAuthenticator,
 } from "@nats-io/transport-node"
-import { Duration, Effect, type Scope } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { redactUrlList, redactUrlsIn } from "../../log/UrlRedaction.ts"
 import type { NatsAuth, NatsExporterConfig } from "./NatsConfig.ts"
 import { NatsConnectError } from "./NatsConnectError.ts"

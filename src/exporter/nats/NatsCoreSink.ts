@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type Sink, SinkError } from "../Sink.ts"
 import type { NatsFailureLog } from "./NatsFailureLog.ts"

@@ -1,6 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream"
 import type { NatsConnection } from "@nats-io/transport-node"
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { QueueSettings } from "../../config/QueueSettings.ts"

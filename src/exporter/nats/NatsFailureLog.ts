@@ -1,5 +1,5 @@
-import { Effect, Ref } from "effect"
-
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 /**
  * The log of failures that retrying cannot fix (a stream NATS refuses, a permission the user lacks):
  * one ERROR line when such a failure starts or its reason changes, not one per batch while it lasts,

@@ -1,5 +1,6 @@
 import { jetstream } from "@nats-io/jetstream"
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type Sink, SinkError } from "../Sink.ts"
 import type { NatsFailureLog } from "./NatsFailureLog.ts"

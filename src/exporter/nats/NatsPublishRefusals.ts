@@ -1,6 +1,6 @@
 import { type NatsConnection, PermissionViolationError } from "@nats-io/transport-node"
-import { Effect, type Scope } from "effect"
-
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 /** The core publishes the server refused on a connection so far, and the last one's reason. */
 export interface PublishRefusals {
   readonly count: number

@@ -8,7 +8,8 @@ import {
   type StreamUpdateConfig,
 } from "@nats-io/jetstream"
 import { nanos } from "@nats-io/transport-node"
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type { NatsStreamSettings } from "./NatsConfig.ts"
 import { isPermanent, natsReason } from "./NatsPermanentError.ts"
 import { NatsStreamError } from "./NatsStreamError.ts"

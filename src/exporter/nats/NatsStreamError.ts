@@ -1,5 +1,4 @@
-import { Schema } from "effect"
-
+import * as Schema from "effect/Schema"
 /**
  * The JetStream stream could not be looked up, created or updated, or does not take the exporter's
  * messages. `permanent`: NATS refused it for a reason that retrying cannot change (overlapping

@@ -10,7 +10,9 @@ import {
   MeterProvider,
   type MetricProducer,
 } from "@opentelemetry/sdk-metrics"
-import { Duration, Effect, type Scope } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"

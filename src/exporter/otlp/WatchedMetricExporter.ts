@@ -1,6 +1,6 @@
 import { ExportResultCode } from "@opentelemetry/core"
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** The SDK's message, with the HTTP status its exporter error carries (`code`) when there is one. */
 const reasonOf = (error: Error | undefined): string => {

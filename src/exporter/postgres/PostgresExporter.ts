@@ -1,4 +1,7 @@
-import { Duration, Effect, Schedule, type Scope } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import type pg from "pg"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type pg from "pg"
 import type { PostgresFailure } from "./PostgresFailure.ts"
 import { transaction } from "./PostgresPool.ts"

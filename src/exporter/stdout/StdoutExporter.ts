@@ -1,5 +1,5 @@
 import type { Writable } from "node:stream"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { ExporterFactory } from "../../pipeline/Exporter.ts"
 import * as QueuedExporter from "../QueuedExporter.ts"

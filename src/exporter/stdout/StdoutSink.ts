@@ -1,5 +1,7 @@
 import type { Writable } from "node:stream"
-import { Effect, MutableRef, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as MutableRef from "effect/MutableRef"
+import type * as Scope from "effect/Scope"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { recordJson } from "../RecordJson.ts"
 import { type Sink, SinkError } from "../Sink.ts"

@@ -1,4 +1,6 @@
-import { Context, Effect, Queue } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
 import type { InventoryChange } from "./InventoryChange.ts"
 
 /**

@@ -1,18 +1,16 @@
-import {
-  Clock,
-  Context,
-  Duration,
-  Effect,
-  Exit,
-  Layer,
-  Option,
-  Queue,
-  Ref,
-  Schedule,
-  type Scope,
-  Semaphore,
-  SynchronizedRef,
-} from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as SynchronizedRef from "effect/SynchronizedRef"
 import type { ComponentFactory, Health } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"

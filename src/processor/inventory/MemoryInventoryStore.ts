@@ -1,4 +1,5 @@
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { memoryStoreName } from "./InventoryConfig.ts"
 import { InventoryStore, type StoreFactory } from "./InventoryStore.ts"
 import type { KnownGpu } from "./KnownGpu.ts"

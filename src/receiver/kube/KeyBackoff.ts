@@ -1,5 +1,7 @@
-import { Duration, Effect, Random, Schedule } from "effect"
-
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
 /** Capped exponential backoff with jitter: `baseMs · 2^failures`, at most `maxMs`, shortened by up to `jitter`. */
 export interface BackoffPolicy {
   readonly baseMs: number

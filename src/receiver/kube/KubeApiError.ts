@@ -1,5 +1,5 @@
-import { Predicate, Schema } from "effect"
-
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 /**
  * What went wrong with a Kubernetes API call, as a bounded label: `throttled` (429), `server-error` (5xx),
  * `gone` (410, a resourceVersion or continue token too old), `rejected` (any other 4xx), `timeout` (no

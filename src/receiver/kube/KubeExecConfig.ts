@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
 import { validateDnsSubdomain } from "../../config/DnsSubdomain.ts"
 import type { Setting } from "../../config/Setting.ts"

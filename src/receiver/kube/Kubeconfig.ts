@@ -1,5 +1,6 @@
 import { isAbsolute, join } from "node:path"
-import { Predicate, Result } from "effect"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
 import { parse } from "yaml"
 
 /** The cluster of a kubeconfig's current context, with file paths made absolute against the file naming them. */

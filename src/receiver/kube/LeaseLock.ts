@@ -1,4 +1,6 @@
-import { type Duration, Effect, Predicate } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type { ClusterAccess } from "./ClusterAccess.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeRequest, makeKubeTransport, readBody } from "./KubeTransport.ts"

@@ -1,4 +1,6 @@
-import { Effect, Result, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
 import { InventoryFeed } from "../../processor/inventory/InventoryFeed.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import type { ClusterNode } from "./ClusterNode.ts"

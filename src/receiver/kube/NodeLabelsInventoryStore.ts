@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { machineIdentity } from "../../domain/ProviderId.ts"
 import { InventoryStore, InventoryStoreError, type StoreFactory } from "../../processor/inventory/InventoryStore.ts"
 import type { KnownGpu } from "../../processor/inventory/KnownGpu.ts"

@@ -1,4 +1,11 @@
-import { type Cause, Clock, Duration, Effect, Option, Queue, type Scope, Semaphore } from "effect"
+import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
 
 /** What became of an observation handed over. */

@@ -1,4 +1,5 @@
-import type { Effect, Scope } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { type DevicePluginPod, devicePluginPodOf } from "./DevicePluginPod.ts"
 import type { CacheChange } from "./InformerCache.ts"

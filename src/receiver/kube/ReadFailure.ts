@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { ReadingFailure } from "../../domain/NodeObservation.ts"
 import type { NvsmiError, NvsmiErrorKind } from "../../nvsmi/NvsmiError.ts"
 import type { KubeApiError } from "./KubeApiError.ts"

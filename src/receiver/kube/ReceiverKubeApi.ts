@@ -1,4 +1,7 @@
-import { Context, Effect, Layer, type Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
 import type { KubeExecConfig } from "./KubeExecConfig.ts"

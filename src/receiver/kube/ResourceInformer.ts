@@ -1,16 +1,14 @@
-import {
-  Cause,
-  Clock,
-  Deferred,
-  Duration,
-  Effect,
-  Predicate,
-  Queue,
-  Random,
-  Schedule,
-  Schema,
-  type Scope,
-} from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import type { Health } from "../../component/Component.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import { type CacheChange, type CachedObject, InformerCache } from "./InformerCache.ts"

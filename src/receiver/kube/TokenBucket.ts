@@ -1,5 +1,7 @@
-import { Clock, Duration, Effect, Ref } from "effect"
-
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 /** `qps` tokens a second, at most `burst` saved up. */
 export interface TokenRate {
   readonly qps: number

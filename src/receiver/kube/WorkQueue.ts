@@ -1,4 +1,11 @@
-import { Clock, Deferred, Duration, Effect, FiberMap, Option, Random, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberMap from "effect/FiberMap"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import type * as Scope from "effect/Scope"
 import { type BackoffPolicy, KeyBackoff } from "./KeyBackoff.ts"
 import { WorkQueueState } from "./WorkQueueState.ts"
 
