@@ -41,7 +41,8 @@ EXPOSE 8080
 # V8 heap options (README, Benchmarks; `npm run bench` runs the service with the flags written here):
 # 16 MB young-generation semi-spaces instead of V8's 64 MB, and a full collection once the old generation
 # has grown 35% past what the last one left live, instead of V8's adaptive factor (up to 4×). At 10,000
-# nodes that halves the peak RSS; the limit follows the live heap, so a larger fleet is never cut short.
+# nodes the peak RSS drops from 393 to 262 MB for about 0.7 ms more CPU per reading; the limit follows
+# the live heap, so a larger fleet is never cut short.
 # --heap-growing-percent is refused in NODE_OPTIONS, hence the command line.
 ENTRYPOINT ["node", "--max-semi-space-size=16", "--heap-growing-percent=35", "dist/bin/gpu-serials.js"]
 CMD ["run"]
