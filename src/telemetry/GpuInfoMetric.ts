@@ -1,12 +1,7 @@
 import { type HrTime, ValueType } from "@opentelemetry/api"
 import { millisToHrTime } from "@opentelemetry/core"
-import { emptyResource } from "@opentelemetry/resources"
-import {
-  AggregationTemporality,
-  type CollectionResult,
-  type DataPoint,
-  DataPointType,
-} from "@opentelemetry/sdk-metrics"
+import type { CollectionResult, DataPoint } from "@opentelemetry/sdk-metrics"
+import { gaugeCollection } from "./GaugeCollection.ts"
 import { type GpuInfoFields, type GpuInfoLabels, gpuInfoLabels } from "./GpuInfoLabels.ts"
 import type { ExtraMetrics } from "./ServiceMeter.ts"
 
@@ -104,27 +99,6 @@ export class GpuInfoMetric implements ExtraMetrics {
     const startTime = this.startTime
     const dataPoints: Array<DataPoint<number>> = []
     this.visitor.labels((attributes) => dataPoints.push({ startTime, endTime, attributes, value: 1 }))
-    return {
-      resourceMetrics: {
-        resource: emptyResource(),
-        scopeMetrics:
-          dataPoints.length === 0
-            ? []
-            : [
-                {
-                  scope: { name: "gpu-serials" },
-                  metrics: [
-                    {
-                      descriptor,
-                      aggregationTemporality: AggregationTemporality.CUMULATIVE,
-                      dataPointType: DataPointType.GAUGE,
-                      dataPoints,
-                    },
-                  ],
-                },
-              ],
-      },
-      errors: [],
-    }
+    return gaugeCollection("gpu-serials", descriptor, dataPoints)
   }
 }

@@ -1,11 +1,9 @@
 import { ValueType } from "@opentelemetry/api"
 import { millisToHrTime } from "@opentelemetry/core"
-import { emptyResource, type Resource } from "@opentelemetry/resources"
+import type { Resource } from "@opentelemetry/resources"
 import {
-  AggregationTemporality,
   type CollectionResult,
   type DataPoint,
-  DataPointType,
   type IMetricReader,
   MeterProvider,
   type MetricProducer,
@@ -16,6 +14,7 @@ import type * as Scope from "effect/Scope"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import { gaugeCollection } from "../../telemetry/GaugeCollection.ts"
 import type { GpuInfoMetric } from "../../telemetry/GpuInfoMetric.ts"
 
 export const gpusByNodeMetric = "gpu_serials_gpus"
@@ -51,28 +50,7 @@ const gpusByNode =
     for (const { model, node, count } of counts.values()) {
       dataPoints.push({ startTime, endTime, attributes: { model, node }, value: count })
     }
-    return {
-      resourceMetrics: {
-        resource: emptyResource(),
-        scopeMetrics:
-          dataPoints.length === 0
-            ? []
-            : [
-                {
-                  scope: { name: "gpu-serials/otlp" },
-                  metrics: [
-                    {
-                      descriptor,
-                      aggregationTemporality: AggregationTemporality.CUMULATIVE,
-                      dataPointType: DataPointType.GAUGE,
-                      dataPoints,
-                    },
-                  ],
-                },
-              ],
-      },
-      errors: [],
-    }
+    return gaugeCollection("gpu-serials/otlp", descriptor, dataPoints)
   }
 
 /**
