@@ -1,5 +1,5 @@
 import pg from "pg"
-import { natsServerExecutable, startNatsServer } from "./NatsServerProcess.ts"
+import { natsServerExecutable, startNatsServer } from "../test/exporter/nats/NatsServer.ts"
 
 /** The inventory stores a service can keep what it knows in, each an accuracy scenario of its own. */
 export const storeNames = ["memory", "nats", "postgres", "node-labels"] as const
@@ -57,9 +57,8 @@ export const prepareStore = async (
         close: async () => undefined,
       }
     case "nats": {
-      const executable = natsServerExecutable()
-      if (executable === undefined) return { unavailable: "no nats-server on the PATH or in /usr/sbin" }
-      const server = await startNatsServer(executable)
+      if (natsServerExecutable() === undefined) return { unavailable: "no nats-server on the PATH or in /usr/sbin" }
+      const server = await startNatsServer()
       return {
         store,
         durable: true,
@@ -72,7 +71,7 @@ export const prepareStore = async (
           NATS_KV_BUCKET: `accuracy_${setup.unique}`,
           NATS_SUBJECT_PREFIX: `accuracy.${setup.unique}`,
         },
-        close: server.stop,
+        close: server.dispose,
       }
     }
     case "postgres": {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { delimiter, join } from "node:path"
 
 const listening = /Listening for client connections on [^\s:]+:(\d+)/
 
@@ -21,6 +21,12 @@ export interface NatsServer {
   readonly dispose: () => Promise<void>
 }
 
+/** The nats-server executable: on the PATH, else where Debian's package puts it; undefined when neither has it. */
+export const natsServerExecutable = (): string | undefined =>
+  [...(process.env.PATH ?? "").split(delimiter).filter((folder) => folder !== ""), "/usr/sbin"]
+    .map((folder) => join(folder, "nats-server"))
+    .find((path) => existsSync(path))
+
 const launch = (
   storeDir: string,
   port: number,
@@ -33,7 +39,7 @@ const launch = (
       ...["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", String(port)],
       ...extraArgs,
     ]
-    const child = spawn("/usr/sbin/nats-server", args, { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(natsServerExecutable() ?? "nats-server", args, { stdio: ["ignore", "pipe", "pipe"] })
     let log = ""
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
@@ -80,7 +86,7 @@ const killNow = (child: ChildProcess): Promise<void> =>
       })
 
 /**
- * Starts `/usr/sbin/nats-server -js -sd <tmp> -a 127.0.0.1 -p -1` and reads its port from the log.
+ * Starts `nats-server -js -sd <tmp> -a 127.0.0.1 -p -1` (`natsServerExecutable`) and reads its port from the log.
  * `config` is the text of a server config file (users and permissions, JetStream limits); the
  * command-line options above take precedence over it. `args` adds options such as `--auth TOKEN`.
  */
