@@ -22,13 +22,13 @@ export interface ClusterAccess {
 export const fileRefreshMs = 60_000
 
 /** The contents of a file, read at first use and again once older than `fileRefreshMs`. */
-const refreshedFile = (path: string, now: () => number = Date.now) => {
+const refreshedFile = (path: string) => {
   let contents: Buffer | undefined
   let readAtMs = 0
   return async (): Promise<Buffer> => {
-    if (contents === undefined || now() - readAtMs >= fileRefreshMs) {
+    if (contents === undefined || Date.now() - readAtMs >= fileRefreshMs) {
       contents = await readFile(path)
-      readAtMs = now()
+      readAtMs = Date.now()
     }
     return contents
   }

@@ -34,7 +34,7 @@ export interface KubeTransport {
 }
 
 export const makeKubeTransport = (access: ClusterAccess): KubeTransport => {
-  const server = access.server.replace(/\/+$/, "")
+  const { server } = access
   const contexts = secureContexts()
   const requestOptions = async (): Promise<KubeRequestOptions> => {
     const options: KubeRequestOptions = {}
