@@ -225,6 +225,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     fleet,
     gpuContainer: container,
     latency: () => latency,
+    processStartMs: options.processStartMs ?? 0,
     faults,
     random: root.fork("runtime"),
     now,

@@ -29,6 +29,12 @@ export interface SimulatedClusterOptions {
   readonly container?: string
   /** nvidia-smi run time; a number is fixed milliseconds. Default log-normal, p50 150 ms, p99 600 ms. */
   readonly execLatency?: ExecLatency | number
+  /**
+   * Time the container runtime takes to start a process, or to find it cannot, before the program
+   * runs. A client that creates its streams after the upgrade (kubectl) discards frames that come
+   * sooner, so a real runtime's start time matters to it. Default 0.
+   */
+  readonly processStartMs?: number
   readonly faults?: Partial<FaultRates>
   readonly churn?: Partial<ChurnRates>
   readonly podTimings?: Partial<PodTimings>

@@ -27,6 +27,8 @@ describe("kubectl against the simulated cluster", () => {
     cluster = await startSimulatedCluster({
       nodes: 10,
       execLatency: 0,
+      // kubectl discards frames that reach it before it has created its streams after the upgrade.
+      processStartMs: 100,
       podTimings: { startMs: 50, readyMs: 50, terminationMs: 50 },
     })
   })

@@ -31,6 +31,8 @@ export interface ContainerRuntimeOptions {
   /** The container whose image carries nvidia-smi (the device plugin's). */
   readonly gpuContainer: string
   readonly latency: () => ExecLatency
+  /** Time to start a process in a container, found or not, before the program runs. */
+  readonly processStartMs: number
   readonly faults: FaultPlan
   readonly random: SeededRandom
   readonly now: () => Date
@@ -62,6 +64,7 @@ export class ContainerRuntime {
     const { options } = this
     const program = command.argv[0] ?? ""
     const host = options.fleet.host(command.nodeName)
+    if (options.processStartMs > 0) await sleep(options.processStartMs, undefined, { signal })
     if (command.container !== options.gpuContainer || host === undefined || !nvidiaSmiPaths.has(program))
       return { kind: "not-started", message: notStartedMessage(program, options.random.hex(64)) }
     const fault = options.faults.execFault(command.nodeName)
