@@ -303,6 +303,10 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
           }),
         workQueueRetried: Effect.sync(() => workQueueRetries.add(1)),
         workQueueGaveUp: (reason) => Effect.sync(() => workQueueGiveUps.add(1, { reason: reasons.value(reason) })),
+        workQueueMayGiveUp: (possible) =>
+          Effect.sync(() => {
+            for (const reason of possible) workQueueGiveUps.add(0, { reason: reasons.value(reason) })
+          }),
         informerRestarted: (resource) => Effect.sync(() => informerRestarts.add(1, { resource })),
         inventoryEvents: (kind, count) =>
           Effect.sync(() => {

@@ -44,6 +44,8 @@ export class ServiceMetrics extends Context.Service<
     readonly workQueueRetried: Effect.Effect<void>
     /** A key was dropped after its last attempt; `reason` is a bounded label. */
     readonly workQueueGaveUp: (reason: string) => Effect.Effect<void>
+    /** The reasons the work queue may give up for, each given a series at 0 so the first give-up counts in `increase()`. */
+    readonly workQueueMayGiveUp: (reasons: ReadonlyArray<string>) => Effect.Effect<void>
     readonly informerRestarted: (resource: "pods" | "nodes") => Effect.Effect<void>
     readonly inventoryEvents: (kind: InventoryEventKind, count: number) => Effect.Effect<void>
     readonly leaderChanged: (leading: boolean) => Effect.Effect<void>

@@ -56,6 +56,7 @@ export const recordingMetrics = (): {
         recorded.workQueueRetries.count++
       }),
       workQueueGaveUp: (reason) => record(() => recorded.workQueueGiveUps.push(reason)),
+      workQueueMayGiveUp: () => Effect.void,
       informerRestarted: (resource) => record(() => recorded.informerRestarts.push(resource)),
       inventoryEvents: (kind, count) =>
         record(() => {

@@ -50,6 +50,7 @@ const recordSomeOfEach = Effect.gen(function* () {
   yield* metrics.readingSucceededAt(lastReading)
   yield* metrics.workQueueRetried
   yield* metrics.workQueueRetried
+  yield* metrics.workQueueMayGiveUp(["permanent", "exec-timeout"])
   yield* metrics.workQueueGaveUp("permanent")
   yield* metrics.informerRestarted("pods")
   yield* metrics.inventoryEvents("added", 16)
@@ -150,6 +151,7 @@ describe("OtelServiceMetrics", () => {
       assert.strictEqual(seriesValue(samples, metricNames.workQueueDepth), 7)
       assert.strictEqual(seriesValue(samples, metricNames.workQueueRetries), 2)
       assert.strictEqual(seriesValue(samples, metricNames.workQueueGiveUps, { reason: "permanent" }), 1)
+      assert.strictEqual(seriesValue(samples, metricNames.workQueueGiveUps, { reason: "exec-timeout" }), 0)
       assert.strictEqual(seriesValue(samples, metricNames.informerRestarts, { resource: "pods" }), 1)
       assert.strictEqual(seriesValue(samples, metricNames.informerRestarts, { resource: "nodes" }), 0)
       assert.strictEqual(seriesValue(samples, metricNames.inventoryEvents, { kind: "added" }), 16)

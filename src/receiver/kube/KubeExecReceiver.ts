@@ -25,7 +25,7 @@ import * as NodeLabeller from "./NodeLabeller.ts"
 import * as NvidiaSmiReader from "./NvidiaSmiReader.ts"
 import * as ObservationOutlet from "./ObservationOutlet.ts"
 import * as PodInformer from "./PodInformer.ts"
-import { type ReadFailure, readFailure, readingFailureOf } from "./ReadFailure.ts"
+import { type ReadFailure, readFailure, readingFailureOf, transientKinds } from "./ReadFailure.ts"
 import { type ReadingsVerdict, readingsVerdict } from "./ReadingsVerdict.ts"
 import { defaultInformerOptions, type InformerOptions } from "./ResourceInformer.ts"
 import * as WorkQueue from "./WorkQueue.ts"
@@ -104,6 +104,7 @@ export const make = (
     const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
     const failing = new FailingNodes(tuning.failingNodes)
     yield* metrics.observeFailingNodes(() => failing.failingByKind())
+    yield* metrics.workQueueMayGiveUp([...transientKinds])
 
     const nodeChanged = (change: CacheChange<ClusterNode>): Effect.Effect<void> => {
       if (change._tag !== "Deleted") {

@@ -27,7 +27,7 @@ export type ReadFailureKind = NvsmiErrorKind | ExecFailureKind
  * update or resync. From the exec everything but a rejection (no such pod or container, forbidden) and a
  * command that cannot start.
  */
-const transientKinds: ReadonlySet<ReadFailureKind> = new Set<ReadFailureKind>([
+export const transientKinds: ReadonlySet<ReadFailureKind> = new Set<ReadFailureKind>([
   "truncated",
   "empty",
   "exec-timeout",
