@@ -83,6 +83,8 @@ const patched = (labels: Readonly<Record<string, string>>, patch: NodeLabelPatch
  * less as the service's `ShutdownDeadline` leaves): it waits for the feed to end and mirrors its last
  * changes, then patches every queued node once with its workers, nodes waiting out a backoff included,
  * and retries nothing. What it could not write is logged in one line and counted as abandoned patches.
+ * A term that ends while the service runs on (leadership lost) makes no last pass: a leader that lost
+ * its lease stops before another starts, and the next leader labels every node from its inventory.
  */
 export const make = (
   options: NodeLabellerOptions,
@@ -252,8 +254,11 @@ export const make = (
     const lastPass = Effect.gen(function* () {
       if (informer === undefined) return
       const budget = yield* closingBudget(deadline, Duration.millis(options.shutdownTimeoutMs), "flushing")
-      let end: LastPassEnd = "never-listed"
-      if (informer.isSynced()) {
+      // A term that ends while the service runs on (leadership lost) stops at once: another replica may
+      // lead already, and it labels every node from the inventory it loads.
+      const stopping = Option.isNone(deadline) || (yield* deadline.value.begun)
+      let end: LastPassEnd = stopping ? "never-listed" : "term-ended"
+      if (stopping && informer.isSynced()) {
         const finished = yield* patchLastChanges.pipe(
           // Interruptible inside the deadline, not around it: closing runs uninterruptibly after an interrupt.
           Effect.interruptible,
@@ -261,9 +266,16 @@ export const make = (
         )
         end = Option.isSome(finished) ? "done" : "timed-out"
       }
-      yield* queue.drain
-      const unfinished = yield* queue.unfinished
-      yield* FiberSet.clear(running)
+      let unfinished: number
+      if (stopping) {
+        yield* queue.drain
+        unfinished = yield* queue.unfinished
+        yield* FiberSet.clear(running)
+      } else {
+        unfinished = yield* queue.unfinished
+        yield* FiberSet.clear(running)
+        yield* queue.shutDown
+      }
       const unwritten = unwrittenNodeLabels({
         end,
         unfinished,
@@ -272,7 +284,9 @@ export const make = (
       })
       if (unwritten === undefined) return
       for (let n = 0; n < unfinished; n++) yield* metrics.nodeLabelPatched("abandoned")
-      yield* Effect.logWarning("node labels not written at shutdown").pipe(
+      yield* Effect.logWarning(
+        end === "term-ended" ? "node labels not written: leadership ended" : "node labels not written at shutdown",
+      ).pipe(
         Effect.annotateLogs({
           nodes: unwritten.nodes,
           reason: unwritten.reason,

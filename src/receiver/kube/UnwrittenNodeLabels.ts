@@ -6,6 +6,8 @@ export type LastPassEnd =
   | "timed-out"
   /** The node informer never listed the nodes, so no patch could be computed. */
   | "never-listed"
+  /** The term ended without the service stopping (leadership lost): the next leader writes them. */
+  | "term-ended"
 
 /** A node whose last attempt failed, and how. */
 export interface LastPassFailure {
@@ -40,6 +42,8 @@ export const unwrittenNodeLabels = (pass: {
   switch (pass.end) {
     case "never-listed":
       return { nodes, reason: "the node informer never listed the nodes", ...kinds }
+    case "term-ended":
+      return { nodes, reason: "leadership ended: left to the next leader", ...kinds }
     case "timed-out":
       return { nodes, reason: `the shutdown budget (${pass.budget}) ran out`, ...kinds }
     case "done":

@@ -45,7 +45,7 @@ export interface WorkQueue<K> {
    * keys are still handed out, and `get` answers `None` once none is queued or processed.
    */
   readonly drain: Effect.Effect<void>
-  /** Keys queued or being processed. */
+  /** Keys queued, being processed, or waiting out a delay. */
   readonly unfinished: Effect.Effect<number>
   readonly isShutDown: Effect.Effect<boolean>
 }
@@ -202,7 +202,7 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
       depth: () => (state.isShutDown ? 0 : state.length),
       shutDown,
       drain,
-      unfinished: Effect.sync(() => state.length + state.processingCount),
+      unfinished: Effect.sync(() => state.length + state.processingCount + pendingAt.size),
       isShutDown: Effect.sync(() => state.isShutDown),
     }
   })

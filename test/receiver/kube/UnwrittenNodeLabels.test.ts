@@ -34,4 +34,11 @@ describe("unwrittenNodeLabels", () => {
       "the node informer never listed the nodes",
     )
   })
+
+  it("leaves the nodes to the next leader when leadership ended", () => {
+    expect(unwrittenNodeLabels({ end: "term-ended", unfinished: 2, failed: new Map(), budget: "5s" })).toEqual({
+      nodes: 2,
+      reason: "leadership ended: left to the next leader",
+    })
+  })
 })
