@@ -17,6 +17,8 @@ export class ShutdownDeadline extends Context.Service<
     readonly budget: Duration.Duration
     /** Starts the countdown; later calls keep the first start. */
     readonly begin: Effect.Effect<void>
+    /** Whether the service is stopping (`begin` was called), as opposed to a term ending on its own. */
+    readonly begun: Effect.Effect<boolean>
     /** Time left for writing what is held: the remaining time less what closing connections keeps. */
     readonly forFlushing: Effect.Effect<Duration.Duration>
     /** Time left before the process must have stopped; the whole budget before `begin`. */
@@ -41,7 +43,8 @@ export class ShutdownDeadline extends Context.Service<
       const forFlushing = remaining.pipe(
         Effect.map((left) => Duration.millis(Math.max(0, Duration.toMillis(left) - Duration.toMillis(closingReserve)))),
       )
-      return ShutdownDeadline.of({ budget: total, begin, forFlushing, remaining })
+      const begun = Ref.get(startedAt).pipe(Effect.map((started) => started !== undefined))
+      return ShutdownDeadline.of({ budget: total, begin, begun, forFlushing, remaining })
     })
 
   static readonly layer = (budget: Duration.Input): Layer.Layer<ShutdownDeadline> =>

@@ -103,7 +103,7 @@ export const shutdownTimeoutSetting: Setting<number> = {
   label: "shutdown timeout",
   bounds: { min: SECOND, max: 10 * MINUTE },
   description:
-    "Deadline from SIGTERM or SIGINT to exit: in-flight reads are abandoned at once, exporters flush within the rest.",
+    "Deadline from SIGTERM or SIGINT to exit: in-flight reads are abandoned at once, queued node labels are written and exporters flush within the rest.",
 }
 
 export const leaderElectionSetting: Setting<boolean> = {

@@ -48,9 +48,10 @@ const exporterStatsInterval = "5 seconds"
 /**
  * The service: the pipeline's receiver feeds node observations to its processor, whose events fan out to
  * the exporters, each built by its factory from the pipeline's config; a health server answers /healthz,
- * /readyz and /metrics. Runs until interrupted, then shuts down in order within `shutdownTimeout`: the receiver stops taking pods and
- * abandons those in flight, the inventory takes the observations already made, the exporters write what
- * they hold in the time left (each one logs what it could not write), the server closes.
+ * /readyz and /metrics. Runs until interrupted, then shuts down in order within `shutdownTimeout`: the
+ * receiver stops taking pods and abandons those in flight, the inventory takes the observations already
+ * made, the node labels still queued are written, the exporters write what they hold in the time left
+ * (each one logs what it could not write), the server closes.
  */
 export const runGpuSerialsService = (options: GpuSerialsServiceOptions) => {
   const { config } = options
@@ -165,8 +166,9 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
 
   /**
    * One term: the processor loads its store, the receiver starts; returns the delivery of observations.
-   * Closing the term's scope stops the receiver first (its reads are abandoned), hands the observations
-   * already made to the processor, then the processor flushes its store.
+   * Closing the term's scope stops the receiver (its reads are abandoned) while the observations already
+   * made reach the processor, ends the feed so the receiver's node labeller writes the last changes,
+   * then the processor flushes its store.
    */
   const startTerm = Effect.fnUntraced(function* () {
     yield* termChecks.lead
@@ -195,7 +197,7 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
         Effect.provideService(InventoryStores, stores),
         Effect.provideService(InventoryFeed, feed),
         Scope.provide(receiverScope),
-        Effect.onError(() => Scope.close(receiverScope, Exit.void)),
+        Effect.onError(() => Effect.andThen(feed.end, Scope.close(receiverScope, Exit.void))),
       )
     yield* termChecks.add("informers", receiver.health)
     yield* termChecks.add("readings", receiver.readings)
@@ -203,12 +205,18 @@ const pipeline = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions)
     yield* Effect.addFinalizer((exit) =>
       Effect.gen(function* () {
         if (Exit.hasInterrupts(exit)) yield* beginShutdown
-        yield* Scope.close(receiverScope, Exit.void)
-        yield* deliver.pipe(
+        // The receiver's last observations reach the processor while it closes; the feed ends after them,
+        // so the receiver's node labeller, which closes last, writes the inventory's last changes.
+        const deliverRest = deliver.pipe(
           Effect.catchIf(Cause.isDone, () => Effect.void),
           Effect.interruptible,
           Effect.timeoutOption(yield* deadline.forFlushing),
+          Effect.ensuring(feed.end),
         )
+        yield* Effect.all([Scope.close(receiverScope, Exit.void), deliverRest], {
+          concurrency: "unbounded",
+          discard: true,
+        })
       }),
     )
     return deliver.pipe(Effect.catchIf(Cause.isDone, () => Effect.void))

@@ -48,7 +48,7 @@ export interface ServiceMetricsOptions {
   readonly gpuInfo?: boolean
 }
 
-const nodeLabelPatchResults: ReadonlyArray<NodeLabelPatchResult> = ["ok", "failed", "node-gone"]
+const nodeLabelPatchResults: ReadonlyArray<NodeLabelPatchResult> = ["ok", "failed", "node-gone", "abandoned"]
 const skippedNodeLabels: ReadonlyArray<SkippedNodeLabel> = ["serial", "uuid", "chassis"]
 
 /** nvidia-smi runs from tens of milliseconds to the 30s exec deadline. */
@@ -138,7 +138,7 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         valueType: ValueType.INT,
       })
       const nodeLabelPatches = meter.createCounter(metricNames.nodeLabelPatches, {
-        description: "Patches of node labels, by result (ok, failed, node-gone).",
+        description: "Patches of node labels, by result (ok, failed, node-gone, abandoned at shutdown).",
         valueType: ValueType.INT,
       })
       const nodeLabelValuesSkipped = meter.createCounter(metricNames.nodeLabelValuesSkipped, {

@@ -11,8 +11,11 @@ export interface ReadingOutcome {
   readonly errorKind?: string
 }
 
-/** How one node label patch ended: written, failed (retried later), or the node was gone (forgotten). */
-export type NodeLabelPatchResult = "ok" | "failed" | "node-gone"
+/**
+ * How one node label patch ended: written, failed (retried later), the node was gone (forgotten), or
+ * abandoned: never sent, as the labeller closed when the shutdown budget ran out.
+ */
+export type NodeLabelPatchResult = "ok" | "failed" | "node-gone" | "abandoned"
 
 /** Which node label a skipped value was meant for. */
 export type SkippedNodeLabel = "serial" | "uuid" | "chassis"

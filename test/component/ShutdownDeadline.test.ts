@@ -11,8 +11,10 @@ describe("ShutdownDeadline", () => {
       const deadline = yield* ShutdownDeadline.make("20 seconds")
       yield* TestClock.adjust("1 minute")
       assert.strictEqual(millis(yield* deadline.remaining), 20_000)
+      assert.isFalse(yield* deadline.begun)
 
       yield* deadline.begin
+      assert.isTrue(yield* deadline.begun)
       yield* TestClock.adjust("5 seconds")
       yield* deadline.begin
       assert.strictEqual(millis(yield* deadline.remaining), 15_000)

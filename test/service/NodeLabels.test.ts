@@ -3,6 +3,7 @@ import { promisify } from "node:util"
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
+import { defaultNodeLabellerTuning } from "../../src/receiver/kube/NodeLabeller.ts"
 import { eventsOf, eventually, type RunningService, serviceConfig, startService } from "./ServiceHarness.ts"
 
 const mix = { "gb200-nvl72": 1, "h100-hgx": 1, t4: 1 } as const
@@ -82,5 +83,43 @@ describe("node labels written by the service", () => {
     )
     expect(eventsOf(second.events, "added")).toEqual([])
     expect(second.logs.some((line) => line.msg === "inventory loaded" && line.store === "node-labels")).toBe(true)
+  })
+})
+
+describe("node labels at shutdown", () => {
+  it("writes the labels still waiting at SIGTERM, so a restart reading them back announces nothing as added", async () => {
+    cluster = await startSimulatedCluster({ nodes: 3, modelMix: mix, seed: "labels-at-shutdown", execLatency: 10 })
+    const sim = cluster
+    // Every patch fails until the service stops, and a failed node waits far longer than the test to retry.
+    sim.faults.inject({ kind: "server-error", status: 503, match: { verb: "patch", resource: "nodes" }, times: 1_000 })
+    service = await startService(labellingConfig(sim), {
+      nodeLabeller: { ...defaultNodeLabellerTuning, retryBackoff: { baseMs: 600_000, maxMs: 600_000, jitter: 0 } },
+    })
+    const first = service
+    await eventually(first, "every GPU is added", () => eventsOf(first.events, "added").length >= allGpus(sim))
+    const failedNodes = () =>
+      new Set(
+        first.logs
+          .filter((line) => line.msg === "node labels not written, retrying with backoff")
+          .map((line) => line.node),
+      )
+    await eventually(first, "every node's patch failed", () => failedNodes().size === sim.nodeNames().length)
+    expect(await labelledForKubectl(sim)).toBe(false)
+
+    const stopped = first.stop()
+    // Before any request of the shutdown reaches the API server, which answers on this thread.
+    sim.faults.clear()
+    await stopped
+    expect(await labelledForKubectl(sim)).toBe(true)
+    expect(first.logs.filter((line) => line.msg === "node labels not written at shutdown")).toEqual([])
+
+    service = await startService(labellingConfig(sim, ["--inventory-store", "node-labels"]))
+    const second = service
+    await eventually(
+      second,
+      "every GPU is read again",
+      () => eventsOf(second.events, "observed").length >= allGpus(sim),
+    )
+    expect(eventsOf(second.events, "added")).toEqual([])
   })
 })

@@ -83,9 +83,10 @@ export const defaultTuning: KubeExecTuning = {
  * Starts the receiver: informers on the device-plugin pods and on nodes feed pod keys into a rate-limited
  * work queue; `workers` fibers read nvidia-smi in each ready pod within `timeoutMs` and hand the result
  * over as an observation. With node labels enabled, a node labeller (see `NodeLabeller`) keeps each node's
- * labels equal to the GPUs the inventory feed says it has, on the same API client. Closing the scope stops intake and interrupts the reads in flight (their
- * readings are abandoned: not retried, not counted, not handed over), then closes the watches and ends
- * `observations`.
+ * labels equal to the GPUs the inventory feed says it has, on the same API client. Closing the scope
+ * stops intake and interrupts the reads in flight (their readings are abandoned: not retried, not
+ * counted, not handed over), then closes the watches and ends `observations`; the labeller closes last,
+ * writing the inventory's last changes once the feed has ended (see `NodeLabeller`).
  */
 export const make = (
   config: KubeExecConfig,
@@ -94,6 +95,10 @@ export const make = (
   Effect.gen(function* () {
     const metrics = yield* ServiceMetrics
     const api = yield* KubeApi
+    // Made first, so it closes last: after the outlet ended, once the inventory took what it still held.
+    const labeller = config.nodeLabels.enabled
+      ? yield* NodeLabeller.make({ prefix: config.nodeLabels.prefix, ...tuning.nodeLabeller })
+      : undefined
     const outlet = yield* ObservationOutlet.make(tuning.observationBuffer)
     const queue = yield* WorkQueue.make<string>(tuning.retryBackoff)
     const reader = NvidiaSmiReader.make({
@@ -121,9 +126,6 @@ export const make = (
       )
     }
 
-    const labeller = config.nodeLabels.enabled
-      ? yield* NodeLabeller.make({ prefix: config.nodeLabels.prefix, ...tuning.nodeLabeller })
-      : undefined
     const nodes = yield* NodeInformer.start(
       api,
       tuning.informer,

@@ -1,6 +1,12 @@
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
+import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import { InventoryFeed } from "../../processor/inventory/InventoryFeed.ts"
 import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import type { ClusterNode } from "./ClusterNode.ts"
@@ -12,6 +18,7 @@ import type { KubeApiError } from "./KubeApiError.ts"
 import { NodeGpuMirror } from "./NodeGpuMirror.ts"
 import { type NodeLabelPatch, nodeLabelPatch } from "./NodeLabelPatch.ts"
 import type { ResourceInformer } from "./ResourceInformer.ts"
+import { type LastPassEnd, type LastPassFailure, unwrittenNodeLabels } from "./UnwrittenNodeLabels.ts"
 import * as WorkQueue from "./WorkQueue.ts"
 
 export interface NodeLabellerOptions {
@@ -21,19 +28,25 @@ export interface NodeLabellerOptions {
   readonly workers: number
   /** Backoff between attempts of one node whose patch failed. */
   readonly retryBackoff: BackoffPolicy
+  /** Longest the last pass at close may take; less when the service's shutdown deadline leaves less. */
+  readonly shutdownTimeoutMs: number
 }
 
 export const defaultNodeLabellerTuning: Omit<NodeLabellerOptions, "prefix"> = {
   workers: 4,
   retryBackoff: { baseMs: 1_000, maxMs: 300_000, jitter: 0.5 },
+  shutdownTimeoutMs: 15_000,
 }
 
 /** The node labeller of a receiver: it hears the node informer's changes and labels nodes once started. */
 export interface NodeLabeller {
   /** Hands a change of the node informer to the labeller (a label removed by hand, a node deleted). */
   readonly nodeChanged: (change: CacheChange<ClusterNode>) => Effect.Effect<void>
-  /** Follows the inventory feed and labels nodes until the scope closes; labelling starts once `nodes` listed. */
-  readonly start: (nodes: ResourceInformer<ClusterNode>) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * Follows the inventory feed and labels nodes until the scope the labeller was made in closes;
+   * labelling starts once `nodes` listed.
+   */
+  readonly start: (nodes: ResourceInformer<ClusterNode>) => Effect.Effect<void>
 }
 
 /**
@@ -65,6 +78,13 @@ const patched = (labels: Readonly<Record<string, string>>, patch: NodeLabelPatch
  * failed patch is retried with capped backoff under the receiver's QPS bucket and logged once per node
  * and failure kind; a node the API server no longer has is forgotten. It never waits for, nor delays,
  * readings or exports.
+ *
+ * Closing the scope it was made in runs a last pass within the shutdown budget (`shutdownTimeoutMs`, or
+ * less as the service's `ShutdownDeadline` leaves): it waits for the feed to end and mirrors its last
+ * changes, then patches every queued node once with its workers, nodes waiting out a backoff included,
+ * and retries nothing. What it could not write is logged in one line and counted as abandoned patches.
+ * A term that ends while the service runs on (leadership lost) makes no last pass: a leader that lost
+ * its lease stops before another starts, and the next leader labels every node from its inventory.
  */
 export const make = (
   options: NodeLabellerOptions,
@@ -73,8 +93,11 @@ export const make = (
     const api = yield* KubeApi
     const feed = yield* InventoryFeed
     const metrics = yield* ServiceMetrics
+    const deadline = yield* Effect.serviceOption(ShutdownDeadline)
     const { prefix } = options
     const mirror = new NodeGpuMirror()
+    /** The workers and the feed's follower, ended by the last pass. */
+    const running = yield* FiberSet.make<void>()
     const queue = yield* WorkQueue.make<string>(options.retryBackoff)
     yield* metrics.observeNodesToLabel(queue.depth)
     /** What a successful patch left on a node (its labels and the node's resourceVersion), until the informer has caught up. */
@@ -83,6 +106,12 @@ export const make = (
     const failing = new Map<string, string>()
     /** The values last reported as left out of a node's labels. */
     const skippedReported = new Map<string, string>()
+    /** The node informer, once started. */
+    let informer: ResourceInformer<ClusterNode> | undefined
+    /** Completes once the feed ended and its last changes were mirrored. */
+    const feedEnded = yield* Deferred.make<void>()
+    /** Set by the last pass: failures are then its nodes' last attempts, not retried. */
+    let lastAttempts: Map<string, LastPassFailure> | undefined
 
     /** The node's labels: the informer's, or those of the last patch while the informer holds an older version. */
     const currentLabels = (node: ClusterNode): Readonly<Record<string, string>> => {
@@ -140,6 +169,10 @@ export const make = (
         return
       }
       yield* metrics.nodeLabelPatched("failed")
+      if (lastAttempts !== undefined) {
+        lastAttempts.set(node, { kind: error.kind, message: error.message })
+        return
+      }
       yield* queue.addRateLimited(node)
       if (failing.get(node) === error.kind) return
       failing.set(node, error.kind)
@@ -173,6 +206,7 @@ export const make = (
         const outcome = yield* Effect.result(api.patchNodeLabels(name, patch))
         if (Result.isFailure(outcome)) return yield* patchFailed(name, outcome.failure)
         yield* metrics.nodeLabelPatched("ok")
+        lastAttempts?.delete(name)
         yield* queue.forget(name)
         written.set(name, {
           resourceVersion: outcome.success,
@@ -183,12 +217,14 @@ export const make = (
         }
       })
 
-    const start = (nodes: ResourceInformer<ClusterNode>): Effect.Effect<void, never, Scope.Scope> =>
+    const start = (nodes: ResourceInformer<ClusterNode>): Effect.Effect<void> =>
       Effect.gen(function* () {
+        informer = nodes
         yield* feed.take.pipe(
           Effect.flatMap((changes) => Effect.forEach(mirror.apply(changes), queue.add, { discard: true })),
           Effect.forever,
-          Effect.forkScoped,
+          Effect.catchIf(Cause.isDone, () => Deferred.succeed(feedEnded, undefined)),
+          FiberSet.run(running),
         )
         const labelNode = label(nodes)
         const labelSafely = (name: string) =>
@@ -204,8 +240,61 @@ export const make = (
           let running = true
           while (running) running = yield* queue.processNext(labelSafely)
         })
-        for (let n = 0; n < options.workers; n++) yield* Effect.forkScoped(worker)
+        for (let n = 0; n < options.workers; n++) yield* FiberSet.run(running, worker)
       })
+
+    /** The feed's last changes mirrored, then every queued node patched once; the workers end when none is left. */
+    const patchLastChanges = Effect.gen(function* () {
+      yield* Deferred.await(feedEnded)
+      lastAttempts = new Map()
+      yield* queue.drain
+      yield* FiberSet.awaitEmpty(running)
+    })
+
+    const lastPass = Effect.gen(function* () {
+      if (informer === undefined) return
+      const budget = yield* closingBudget(deadline, Duration.millis(options.shutdownTimeoutMs), "flushing")
+      // A term that ends while the service runs on (leadership lost) stops at once: another replica may
+      // lead already, and it labels every node from the inventory it loads.
+      const stopping = Option.isNone(deadline) || (yield* deadline.value.begun)
+      let end: LastPassEnd = stopping ? "never-listed" : "term-ended"
+      if (stopping && informer.isSynced()) {
+        const finished = yield* patchLastChanges.pipe(
+          // Interruptible inside the deadline, not around it: closing runs uninterruptibly after an interrupt.
+          Effect.interruptible,
+          Effect.timeoutOption(budget),
+        )
+        end = Option.isSome(finished) ? "done" : "timed-out"
+      }
+      let unfinished: number
+      if (stopping) {
+        yield* queue.drain
+        unfinished = yield* queue.unfinished
+        yield* FiberSet.clear(running)
+      } else {
+        unfinished = yield* queue.unfinished
+        yield* FiberSet.clear(running)
+        yield* queue.shutDown
+      }
+      const unwritten = unwrittenNodeLabels({
+        end,
+        unfinished,
+        failed: lastAttempts ?? new Map(),
+        budget: Duration.format(budget),
+      })
+      if (unwritten === undefined) return
+      for (let n = 0; n < unfinished; n++) yield* metrics.nodeLabelPatched("abandoned")
+      yield* Effect.logWarning(
+        end === "term-ended" ? "node labels not written: leadership ended" : "node labels not written at shutdown",
+      ).pipe(
+        Effect.annotateLogs({
+          nodes: unwritten.nodes,
+          reason: unwritten.reason,
+          ...(unwritten.kinds === undefined ? {} : { kinds: unwritten.kinds }),
+        }),
+      )
+    })
+    yield* Effect.addFinalizer(() => lastPass)
 
     return { nodeChanged, start }
   })

@@ -40,6 +40,13 @@ export interface WorkQueue<K> {
   readonly depth: () => number
   /** Stops intake: adds are ignored, waiting and later `get`s answer `None`, delayed adds are cancelled. */
   readonly shutDown: Effect.Effect<void>
+  /**
+   * Stops intake for a last pass: keys waiting out a delay are queued at once, adds are ignored, queued
+   * keys are still handed out, and `get` answers `None` once none is queued or processed.
+   */
+  readonly drain: Effect.Effect<void>
+  /** Keys queued, being processed, or waiting out a delay. */
+  readonly unfinished: Effect.Effect<number>
   readonly isShutDown: Effect.Effect<boolean>
 }
 
@@ -61,10 +68,12 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
     }
 
     const wakeAll = (): void => {
-      for (const waiter of waiters) {
+      // Taken first: a getter woken here may wait again at once, and must not be woken by this same call.
+      const woken = [...waiters]
+      waiters.clear()
+      for (const waiter of woken) {
         Deferred.doneUnsafe(waiter, Effect.void)
       }
-      waiters.clear()
     }
 
     const add = (key: K): Effect.Effect<void> =>
@@ -94,7 +103,9 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
       if (key !== undefined) {
         return Effect.succeed(Option.some(key))
       }
-      return state.isShutDown ? Effect.succeed(Option.none()) : awaitSignal.pipe(Effect.flatMap(() => get))
+      return state.isShutDown || state.drained
+        ? Effect.succeed(Option.none())
+        : awaitSignal.pipe(Effect.flatMap(() => get))
     })
 
     const processNext = <E, R>(handler: (key: K) => Effect.Effect<void, E, R>): Effect.Effect<boolean, E, R> =>
@@ -106,7 +117,7 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
               yield* restore(handler(key)).pipe(Effect.ensuring(done(key)))
               return true
             }
-            if (state.isShutDown) {
+            if (state.isShutDown || state.drained) {
               return false
             }
             yield* restore(awaitSignal)
@@ -118,12 +129,14 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
       Effect.sync(() => {
         if (state.done(key)) {
           wakeOne()
+        } else if (state.drained) {
+          wakeAll()
         }
       })
 
     const addAfter = (key: K, delay: Duration.Input): Effect.Effect<void> =>
       Effect.gen(function* () {
-        if (state.isShutDown) {
+        if (state.isClosed) {
           return
         }
         const millis = Duration.toMillis(Duration.fromInputUnsafe(delay))
@@ -160,6 +173,20 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
       yield* FiberMap.clear(timers)
     })
 
+    const drain: Effect.Effect<void> = Effect.gen(function* () {
+      if (state.isClosed) {
+        return
+      }
+      const delayed = [...pendingAt.keys()]
+      pendingAt.clear()
+      yield* FiberMap.clear(timers)
+      for (const key of delayed) {
+        state.add(key)
+      }
+      state.drain()
+      wakeAll()
+    })
+
     yield* Effect.addFinalizer(() => shutDown)
 
     return {
@@ -174,6 +201,8 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
       len: Effect.sync(() => state.length),
       depth: () => (state.isShutDown ? 0 : state.length),
       shutDown,
+      drain,
+      unfinished: Effect.sync(() => state.length + state.processingCount + pendingAt.size),
       isShutDown: Effect.sync(() => state.isShutDown),
     }
   })

@@ -2,7 +2,8 @@
  * The bookkeeping of a work queue with client-go's contract, without waiting or time: a key is queued at
  * most once (duplicates collapse), a key being processed is never handed out again until `done`, and a
  * key added while it is processed is queued again by `done`. After `shutDown` nothing is added and
- * nothing more is handed out; keys still queued stay unprocessed.
+ * nothing more is handed out; keys still queued stay unprocessed. After `drain` nothing is added, but
+ * what is queued is still handed out, until the queue is `drained`.
  */
 export class WorkQueueState<K> {
   /** Keys waiting to be handed out, in the order they were added. */
@@ -13,10 +14,11 @@ export class WorkQueueState<K> {
   /** Keys handed out and not yet `done`. */
   private readonly processing = new Set<K>()
   private stopped = false
+  private draining = false
 
   /** Marks `key` as needing processing; `true` when it was queued now (and a waiting getter may take it). */
   add(key: K): boolean {
-    if (this.stopped || this.dirty.has(key)) {
+    if (this.stopped || this.draining || this.dirty.has(key)) {
       return false
     }
     this.dirty.add(key)
@@ -71,6 +73,21 @@ export class WorkQueueState<K> {
 
   get isShutDown(): boolean {
     return this.stopped
+  }
+
+  /** Whether intake has stopped, by `shutDown` or `drain`. */
+  get isClosed(): boolean {
+    return this.stopped || this.draining
+  }
+
+  /** Whether the queue is draining and has nothing left to hand out or to wait for. */
+  get drained(): boolean {
+    return this.draining && this.length === 0 && this.processing.size === 0
+  }
+
+  /** Stops intake; what is queued, and what is added again while processing, is still handed out. */
+  drain(): void {
+    this.draining = true
   }
 
   shutDown(): void {

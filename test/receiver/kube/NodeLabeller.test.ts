@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { SimulatedClusterOptions } from "@gpu-serials/kube-sim"
 import { Effect } from "effect"
+import { ShutdownDeadline } from "../../../src/component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import { upsert } from "../../../src/processor/inventory/InventoryChange.ts"
 import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
@@ -79,6 +80,8 @@ interface LabellingOptions {
   readonly cluster?: SimulatedClusterOptions
   readonly config?: Partial<KubeExecConfig>
   readonly removalGraceMs?: number
+  /** The budget of the labeller's last pass at close; 5 seconds unless given. */
+  readonly shutdownTimeoutMs?: number
   readonly before?: Parameters<typeof startHarness>[0] extends infer O
     ? O extends { before?: infer B }
       ? B
@@ -104,7 +107,13 @@ const startLabelling = (options: LabellingOptions = {}) =>
       onObservation: processor.observe,
       ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
       config: { resyncMs: 0, nodeLabels: { enabled: true, prefix }, ...options.config },
-      tuning: { nodeLabeller: { workers: 2, retryBackoff: { baseMs: 50, maxMs: 400, jitter: 0.5 } } },
+      tuning: {
+        nodeLabeller: {
+          workers: 2,
+          retryBackoff: { baseMs: 50, maxMs: 400, jitter: 0.5 },
+          shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
+        },
+      },
       ...(options.before === undefined ? {} : { before: options.before }),
     })
     return { harness, events, processor }
@@ -264,6 +273,77 @@ describe("node labels against the simulated cluster", () => {
         .filter((line) => line.msg?.toString().startsWith("node label values left out"))
       assert.strictEqual(warnings.length, 1)
       assert.isTrue(harness.labelPatches.every((patch) => !Object.values(patch.labels).includes("serial with spaces")))
+    }),
+  )
+
+  it.live("a last pass the API server does not answer stops at its budget, with one line and abandoned patches", () =>
+    Effect.gen(function* () {
+      const { harness, events } = yield* startLabelling({
+        cluster: { nodes: 3 },
+        before: (cluster) =>
+          cluster.faults.inject({ kind: "hang", match: { verb: "patch", resource: "nodes" }, times: 1_000 }),
+        shutdownTimeoutMs: 300,
+      })
+      const gpus = harness.cluster
+        .nodeNames()
+        .reduce((count, node) => count + (harness.cluster.node(node)?.gpus.length ?? 0), 0)
+      yield* eventually(
+        "every GPU added",
+        () => events.filter((event) => event.record.event === "added").length >= gpus,
+      )
+      yield* eventually(
+        "both workers waiting on a patch",
+        () => new Set(harness.labelPatches.map((patch) => patch.node)).size >= 2,
+      )
+
+      yield* harness.stop.pipe(
+        Effect.timeoutOrElse({
+          duration: "10 seconds",
+          orElse: () => Effect.die(new Error("the receiver did not stop within 10 seconds")),
+        }),
+      )
+      const lines = harness.logEvents().filter((line) => line.msg === "node labels not written at shutdown")
+      assert.strictEqual(lines.length, 1)
+      assert.strictEqual(lines[0]?.nodes, harness.cluster.nodeNames().length)
+      assert.match(String(lines[0]?.reason), /shutdown budget \(300ms\) ran out/)
+      assert.isAbove(patches(harness, "abandoned"), 0)
+      const labels = yield* clusterLabels(harness.api)
+      for (const node of harness.cluster.nodeNames()) assert.deepStrictEqual(underPrefix(labels.get(node)), {})
+    }),
+  )
+
+  it.live("a term that ends while the service runs on makes no last pass: it writes nothing more and says so", () =>
+    Effect.gen(function* () {
+      const deadline = yield* ShutdownDeadline.make("20 seconds")
+      const { harness, events } = yield* startLabelling({
+        cluster: { nodes: 3 },
+        before: (cluster) =>
+          cluster.faults.inject({ kind: "hang", match: { verb: "patch", resource: "nodes" }, times: 1_000 }),
+      }).pipe(Effect.provideService(ShutdownDeadline, deadline))
+      const gpus = harness.cluster
+        .nodeNames()
+        .reduce((count, node) => count + (harness.cluster.node(node)?.gpus.length ?? 0), 0)
+      yield* eventually(
+        "every GPU added",
+        () => events.filter((event) => event.record.event === "added").length >= gpus,
+      )
+      yield* eventually(
+        "both workers waiting on a patch",
+        () => new Set(harness.labelPatches.map((patch) => patch.node)).size >= 2,
+      )
+      const patchesSent = harness.labelPatches.length
+      harness.cluster.faults.clear()
+
+      yield* harness.stop.pipe(
+        Effect.timeoutOrElse({
+          duration: "10 seconds",
+          orElse: () => Effect.die(new Error("the receiver did not stop within 10 seconds")),
+        }),
+      )
+      assert.strictEqual(harness.labelPatches.length, patchesSent)
+      const lines = harness.logEvents().filter((line) => line.msg === "node labels not written: leadership ended")
+      assert.strictEqual(lines.length, 1)
+      assert.strictEqual(lines[0]?.reason, "leadership ended: left to the next leader")
     }),
   )
 

@@ -124,7 +124,6 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     }
     const receiverScope = yield* Scope.make()
     const stop = Scope.close(receiverScope, Exit.void)
-    yield* Effect.addFinalizer(() => stop)
     const feed = options.feed ?? (yield* InventoryFeed.make)
     const receiver = yield* KubeExecReceiver.make(config, { ...quickTuning, ...options.tuning }).pipe(
       Effect.provideService(KubeApi, recordingApi),
@@ -147,9 +146,17 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       ),
       Effect.tap(() => (options.consumeDelay === undefined ? Effect.void : Effect.sleep(options.consumeDelay))),
       Effect.forever,
-      Effect.catchIf(Cause.isDone, () => Effect.sync(() => (ended.value = true))),
+      // The observations have all been taken: the inventory publishes nothing more.
+      Effect.catchIf(Cause.isDone, () =>
+        Effect.andThen(
+          Effect.sync(() => (ended.value = true)),
+          feed.end,
+        ),
+      ),
       Effect.forkScoped,
     )
+    // Added after the consumer, so the receiver closes first while the consumer still takes observations.
+    yield* Effect.addFinalizer(() => stop)
     return {
       cluster,
       api,

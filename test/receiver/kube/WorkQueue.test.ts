@@ -165,6 +165,27 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.depth(), 0)
     }),
   )
+
+  it.effect("drain queues the delayed keys at once, hands out every key once, then releases the workers", () =>
+    Effect.gen(function* () {
+      const queue = yield* WorkQueue.make<string>(policy)
+      yield* queue.add("a")
+      yield* queue.addAfter("b", "1 hour")
+      const handled: Array<string> = []
+      const worker = yield* Effect.forkChild(
+        Effect.gen(function* () {
+          while (yield* queue.processNext((key) => Effect.sync(() => void handled.push(key)))) {}
+        }),
+      )
+      yield* Effect.yieldNow
+      yield* queue.drain
+      yield* queue.add("c")
+      yield* Fiber.join(worker)
+      assert.deepStrictEqual(handled, ["a", "b"])
+      assert.strictEqual(yield* queue.unfinished, 0)
+      assert.deepStrictEqual(yield* queue.get, Option.none())
+    }),
+  )
 })
 
 describe("WorkQueue with concurrent workers", () => {

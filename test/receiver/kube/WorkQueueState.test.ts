@@ -49,6 +49,25 @@ describe("WorkQueueState (client-go workqueue contract)", () => {
     expect(queue.get()).toBeUndefined()
   })
 
+  it("after drain ignores adds, still hands out what is queued or added meanwhile, then is drained", () => {
+    const queue = new WorkQueueState<string>()
+    queue.add("a")
+    queue.add("b")
+    expect(queue.get()).toBe("a")
+    queue.add("a")
+    queue.drain()
+    expect(queue.add("c")).toBe(false)
+    expect(queue.drained).toBe(false)
+    expect(queue.get()).toBe("b")
+    queue.done("b")
+    expect(queue.done("a")).toBe(true)
+    expect(queue.get()).toBe("a")
+    expect(queue.drained).toBe(false)
+    queue.done("a")
+    expect(queue.get()).toBeUndefined()
+    expect(queue.drained).toBe(true)
+  })
+
   it("holds the contract over any interleaving of add, get and done by several workers", () => {
     fc.assert(
       fc.property(steps, (script) => {
