@@ -28,9 +28,15 @@ export class KubeApiError extends Schema.TaggedError<KubeApiError>()("KubeApiErr
 
 const detailLength = 160
 
+/**
+ * A message on one line, at most 160 characters. A longer one keeps its start (what was refused, by
+ * whom) and its end (why: an admission policy's message, the RBAC rule missing), joined by `…`.
+ */
 export const shortDetail = (text: string): string => {
   const line = text.replace(/\s+/g, " ").trim()
-  return line.length > detailLength ? `${line.slice(0, detailLength - 1)}…` : line
+  if (line.length <= detailLength) return line
+  const head = Math.floor((detailLength - 1) / 2)
+  return `${line.slice(0, head).trimEnd()}…${line.slice(line.length - (detailLength - 1 - head)).trimStart()}`
 }
 
 export const kindOfStatus = (status: number): KubeApiFailureKind =>

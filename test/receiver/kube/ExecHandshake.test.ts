@@ -54,6 +54,29 @@ describe("exec handshake", () => {
     expect(error).toMatchObject({ kind: "rejected", status: 403, detail: expect.stringContaining("is forbidden") })
   })
 
+  it("keeps the start and the end of a long refusal, such as an admission policy's message", async () => {
+    const policyMessage = "gpu-serials may exec only nvidia-smi (argv[0] nvidia-smi or /usr/bin/nvidia-smi): no shell"
+    const uri = await refusingServer((response) => {
+      response.writeHead(403, { "Content-Type": "application/json", Connection: "close" })
+      response.end(
+        JSON.stringify({
+          kind: "Status",
+          status: "Failure",
+          message: `pods "nvidia-device-plugin-daemonset-x2x4k" is forbidden: ValidatingAdmissionPolicy 'gpu-serials-exec' with binding 'gpu-serials-exec' denied request: ${policyMessage}`,
+          reason: "Forbidden",
+          code: 403,
+        }),
+      )
+    })
+    const error = await firstError(uri, 2_000)
+    expect(error).toBeInstanceOf(KubeApiError)
+    const detail = (error as KubeApiError).detail
+    expect(detail.length).toBeLessThanOrEqual(160)
+    expect(detail).toMatch(/^pods "nvidia-device-plugin-daemonset-x2x4k" is forbidden: /)
+    expect(detail).toContain("…")
+    expect(detail.endsWith("(argv[0] nvidia-smi or /usr/bin/nvidia-smi): no shell")).toBe(true)
+  })
+
   it("gives up on a body that never ends within the handshake timeout, with the status alone", async () => {
     const uri = await refusingServer((response) => {
       response.writeHead(400, { "Content-Type": "application/json" })
