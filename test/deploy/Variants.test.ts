@@ -46,6 +46,7 @@ const expectedGrants: Readonly<Record<string, ReadonlyArray<string>>> = {
   "deploy/examples/postgres": readsDevicePluginPods("gpu-operator"),
   "deploy/examples/standalone-device-plugin": readsDevicePluginPods("nvidia-device-plugin"),
   "deploy/examples/network-policy": readsDevicePluginPods("gpu-operator"),
+  "deploy/examples/exec-policy": readsDevicePluginPods("gpu-operator"),
 }
 
 /** Namespaces a variant uses without creating them: the GPU operator's, or the device-plugin chart's. */
@@ -183,7 +184,13 @@ describe.each(Object.keys(expectedGrants))("%s", (variant) => {
 
   it("puts every namespaced object in a namespace it creates, or the device plugin's", () => {
     const created = ofKind(manifests, "Namespace").map((manifest) => manifest.metadata.name)
-    const clusterScoped = ["Namespace", "ClusterRole", "ClusterRoleBinding"]
+    const clusterScoped = [
+      "Namespace",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
+    ]
     for (const manifest of manifests) {
       if (clusterScoped.includes(manifest.kind)) {
         expect(manifest.metadata.namespace, manifest.metadata.name).toBeUndefined()
@@ -270,7 +277,7 @@ describe.each(Object.keys(expectedGrants))("%s", (variant) => {
   })
 })
 
-describe("an overlay combining components: standalone device plugin, ha, node labels, otel sidecar, network policy", () => {
+describe("an overlay combining components: standalone device plugin, ha, node labels, otel sidecar, network policy, exec policy", () => {
   const manifests = kustomizeOverlay(`
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -282,6 +289,7 @@ components:
   - {root}/deploy/components/node-labels
   - {root}/deploy/components/otel-sidecar
   - {root}/deploy/components/network-policy
+  - {root}/deploy/components/exec-policy
 `)
   const pod = deploymentOf(manifests).spec.template.spec
   const env = Object.fromEntries(
@@ -298,6 +306,8 @@ components:
     })
     expect(containersOf(pod).map((container) => container.name)).toEqual(["otel-collector", "gpu-serials"])
     expect(ofKind(manifests, "NetworkPolicy")).toHaveLength(2)
+    expect(ofKind(manifests, "ValidatingAdmissionPolicy")).toHaveLength(1)
+    expect(ofKind(manifests, "ValidatingAdmissionPolicyBinding")).toHaveLength(1)
   })
 
   it("grants the union of the components' rules, pods and exec in the device plugin's namespace", () => {
