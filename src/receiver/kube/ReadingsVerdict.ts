@@ -43,7 +43,7 @@ const adviceFor = (kind: string, selection: PodSelection): Advice | undefined =>
     case "exec-forbidden":
       return {
         setting: "RBAC",
-        hint: `the service account may not create pods/exec in namespace "${selection.namespace}"`,
+        hint: `the service account may not create pods/exec in namespace "${selection.namespace}", or an admission policy refuses the command`,
       }
     case "exec-rejected":
       return { setting: "CONTAINER, NAMESPACE, LABEL_SELECTOR", hint: "the API server rejects the exec" }
