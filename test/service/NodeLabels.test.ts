@@ -52,6 +52,15 @@ const labelledForKubectl = async (sim: SimulatedCluster): Promise<boolean> => {
   })
 }
 
+/** Starts the service again on the `node-labels` store; it reads every GPU again and announces none as added. */
+const restartOnTheLabels = async (sim: SimulatedCluster): Promise<RunningService> => {
+  service = await startService(labellingConfig(sim, ["--inventory-store", "node-labels"]))
+  const second = service
+  await eventually(second, "every GPU is read again", () => eventsOf(second.events, "observed").length >= allGpus(sim))
+  expect(eventsOf(second.events, "added")).toEqual([])
+  return second
+}
+
 describe("node labels written by the service", () => {
   it("shows each node's serials to kubectl, and a restart reading them back announces nothing as added", async () => {
     cluster = await startSimulatedCluster({ nodes: 3, modelMix: mix, seed: "node-labels", execLatency: 10 })
@@ -74,14 +83,7 @@ describe("node labels written by the service", () => {
     expect(rows.find((columns) => columns[0] === gb200)?.at(-1)).toBe(chassis)
 
     await first.stop()
-    service = await startService(labellingConfig(sim, ["--inventory-store", "node-labels"]))
-    const second = service
-    await eventually(
-      second,
-      "every GPU is read again",
-      () => eventsOf(second.events, "observed").length >= allGpus(sim),
-    )
-    expect(eventsOf(second.events, "added")).toEqual([])
+    const second = await restartOnTheLabels(sim)
     expect(second.logs.some((line) => line.msg === "inventory loaded" && line.store === "node-labels")).toBe(true)
   })
 })
@@ -113,13 +115,6 @@ describe("node labels at shutdown", () => {
     expect(await labelledForKubectl(sim)).toBe(true)
     expect(first.logs.filter((line) => line.msg === "node labels not written at shutdown")).toEqual([])
 
-    service = await startService(labellingConfig(sim, ["--inventory-store", "node-labels"]))
-    const second = service
-    await eventually(
-      second,
-      "every GPU is read again",
-      () => eventsOf(second.events, "observed").length >= allGpus(sim),
-    )
-    expect(eventsOf(second.events, "added")).toEqual([])
+    await restartOnTheLabels(sim)
   })
 })

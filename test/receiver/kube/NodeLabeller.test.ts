@@ -122,6 +122,28 @@ const startLabelling = (options: LabellingOptions = {}) =>
 const patches = (harness: Harness, result: string) =>
   harness.metrics.nodeLabelPatches.filter((each) => each === result).length
 
+/** Waits until every GPU is added and both labelling workers wait on a patch that hangs. */
+const untilPatchesHang = (harness: Harness, events: ReadonlyArray<InventoryEvent>) =>
+  Effect.gen(function* () {
+    const gpus = harness.cluster
+      .nodeNames()
+      .reduce((count, node) => count + (harness.cluster.node(node)?.gpus.length ?? 0), 0)
+    yield* eventually("every GPU added", () => events.filter((event) => event.record.event === "added").length >= gpus)
+    yield* eventually(
+      "both workers waiting on a patch",
+      () => new Set(harness.labelPatches.map((patch) => patch.node)).size >= 2,
+    )
+  })
+
+/** Stops the receiver, failing the test when that takes more than 10 seconds. */
+const stopWithin10s = (harness: Harness) =>
+  harness.stop.pipe(
+    Effect.timeoutOrElse({
+      duration: "10 seconds",
+      orElse: () => Effect.die(new Error("the receiver did not stop within 10 seconds")),
+    }),
+  )
+
 describe("node labels against the simulated cluster", () => {
   it.live("labels every node with its GPUs' serials and UUIDs, its chassis and count, and nothing else", () =>
     Effect.gen(function* () {
@@ -284,24 +306,9 @@ describe("node labels against the simulated cluster", () => {
           cluster.faults.inject({ kind: "hang", match: { verb: "patch", resource: "nodes" }, times: 1_000 }),
         shutdownTimeoutMs: 300,
       })
-      const gpus = harness.cluster
-        .nodeNames()
-        .reduce((count, node) => count + (harness.cluster.node(node)?.gpus.length ?? 0), 0)
-      yield* eventually(
-        "every GPU added",
-        () => events.filter((event) => event.record.event === "added").length >= gpus,
-      )
-      yield* eventually(
-        "both workers waiting on a patch",
-        () => new Set(harness.labelPatches.map((patch) => patch.node)).size >= 2,
-      )
+      yield* untilPatchesHang(harness, events)
 
-      yield* harness.stop.pipe(
-        Effect.timeoutOrElse({
-          duration: "10 seconds",
-          orElse: () => Effect.die(new Error("the receiver did not stop within 10 seconds")),
-        }),
-      )
+      yield* stopWithin10s(harness)
       const lines = harness.logEvents().filter((line) => line.msg === "node labels not written at shutdown")
       assert.strictEqual(lines.length, 1)
       assert.strictEqual(lines[0]?.nodes, harness.cluster.nodeNames().length)
@@ -320,26 +327,11 @@ describe("node labels against the simulated cluster", () => {
         before: (cluster) =>
           cluster.faults.inject({ kind: "hang", match: { verb: "patch", resource: "nodes" }, times: 1_000 }),
       }).pipe(Effect.provideService(ShutdownDeadline, deadline))
-      const gpus = harness.cluster
-        .nodeNames()
-        .reduce((count, node) => count + (harness.cluster.node(node)?.gpus.length ?? 0), 0)
-      yield* eventually(
-        "every GPU added",
-        () => events.filter((event) => event.record.event === "added").length >= gpus,
-      )
-      yield* eventually(
-        "both workers waiting on a patch",
-        () => new Set(harness.labelPatches.map((patch) => patch.node)).size >= 2,
-      )
+      yield* untilPatchesHang(harness, events)
       const patchesSent = harness.labelPatches.length
       harness.cluster.faults.clear()
 
-      yield* harness.stop.pipe(
-        Effect.timeoutOrElse({
-          duration: "10 seconds",
-          orElse: () => Effect.die(new Error("the receiver did not stop within 10 seconds")),
-        }),
-      )
+      yield* stopWithin10s(harness)
       assert.strictEqual(harness.labelPatches.length, patchesSent)
       const lines = harness.logEvents().filter((line) => line.msg === "node labels not written: leadership ended")
       assert.strictEqual(lines.length, 1)
