@@ -285,7 +285,7 @@ export const make = (
       if (unwritten === undefined) return
       for (let n = 0; n < unfinished; n++) yield* metrics.nodeLabelPatched("abandoned")
       yield* Effect.logWarning(
-        end === "term-ended" ? "node labels not written: leadership ended" : "node labels not written at shutdown",
+        end === "term-ended" ? "node labels not written: the term ended" : "node labels not written at shutdown",
       ).pipe(
         Effect.annotateLogs({
           nodes: unwritten.nodes,

@@ -43,7 +43,11 @@ export const unwrittenNodeLabels = (pass: {
     case "never-listed":
       return { nodes, reason: "the node informer never listed the nodes", ...kinds }
     case "term-ended":
-      return { nodes, reason: "leadership ended: left to the next leader", ...kinds }
+      return {
+        nodes,
+        reason: "the term ended without a shutdown (leadership lost): the next leader or start writes them",
+        ...kinds,
+      }
     case "timed-out":
       return { nodes, reason: `the shutdown budget (${pass.budget}) ran out`, ...kinds }
     case "done":

@@ -333,9 +333,12 @@ describe("node labels against the simulated cluster", () => {
 
       yield* stopWithin10s(harness)
       assert.strictEqual(harness.labelPatches.length, patchesSent)
-      const lines = harness.logEvents().filter((line) => line.msg === "node labels not written: leadership ended")
+      const lines = harness.logEvents().filter((line) => line.msg === "node labels not written: the term ended")
       assert.strictEqual(lines.length, 1)
-      assert.strictEqual(lines[0]?.reason, "leadership ended: left to the next leader")
+      assert.strictEqual(
+        lines[0]?.reason,
+        "the term ended without a shutdown (leadership lost): the next leader or start writes them",
+      )
     }),
   )
 

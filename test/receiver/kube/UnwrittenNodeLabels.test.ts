@@ -38,7 +38,7 @@ describe("unwrittenNodeLabels", () => {
   it("leaves the nodes to the next leader when leadership ended", () => {
     expect(unwrittenNodeLabels({ end: "term-ended", unfinished: 2, failed: new Map(), budget: "5s" })).toEqual({
       nodes: 2,
-      reason: "leadership ended: left to the next leader",
+      reason: "the term ended without a shutdown (leadership lost): the next leader or start writes them",
     })
   })
 })
