@@ -1,11 +1,10 @@
 import type { V1Status } from "@kubernetes/client-node"
+import { shortDetail } from "./KubeApiError.ts"
 
 /** How an exec ended, from its status frame: the command exited with a code, or it never ran. */
 export type ExecEnd =
   | { readonly _tag: "Exited"; readonly exitCode: number }
   | { readonly _tag: "NotStarted"; readonly message: string }
-
-const messageLength = 160
 
 /**
  * Reads the status frame of the exec protocol: `Success` is exit code 0; `Failure` carries the exit code
@@ -20,9 +19,8 @@ export const execEndOf = (status: V1Status): ExecEnd => {
   if (Number.isInteger(exitCode) && exitCode >= 0) {
     return { _tag: "Exited", exitCode }
   }
-  const message = (status.message ?? status.reason ?? "the command could not be started").replace(/\s+/g, " ")
   return {
     _tag: "NotStarted",
-    message: message.length > messageLength ? `${message.slice(0, messageLength - 1)}…` : message,
+    message: shortDetail(status.message ?? status.reason ?? "the command could not be started"),
   }
 }

@@ -26,4 +26,15 @@ describe("exec status frame", () => {
     expect(end._tag).toBe("NotStarted")
     expect(end._tag === "NotStarted" ? end.message.length : 0).toBeLessThanOrEqual(160)
   })
+
+  it("keeps the runtime's reason at the end of a long message", () => {
+    const end = execEndOf({
+      status: "Failure",
+      reason: "InternalError",
+      message: `failed to exec in container: failed to start exec "${"0f".repeat(32)}": OCI runtime exec failed: exec failed: unable to start container process: exec: "/bin/sh": stat /bin/sh: no such file or directory: unknown`,
+    })
+    expect(end._tag === "NotStarted" ? end.message : "").toMatch(
+      /^failed to exec in container: .*….*stat \/bin\/sh: no such file or directory: unknown$/,
+    )
+  })
 })
