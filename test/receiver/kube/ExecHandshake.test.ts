@@ -27,6 +27,13 @@ const refusingServer = async (refuse: (response: ServerResponse) => void): Promi
   return `ws://127.0.0.1:${(started.address() as AddressInfo).port}/api/v1/namespaces/ns/pods/p/exec`
 }
 
+/** An API server that refuses every upgrade with 403 and a Forbidden Status carrying `message`. */
+const forbiddingServer = (message: string): Promise<string> =>
+  refusingServer((response) => {
+    response.writeHead(403, { "Content-Type": "application/json", Connection: "close" })
+    response.end(JSON.stringify({ kind: "Status", status: "Failure", message, reason: "Forbidden", code: 403 }))
+  })
+
 /** What the socket's first error was, as client-node's handler would receive it. */
 const firstError = (uri: string, timeoutMs: number): Promise<unknown> =>
   new Promise((resolve) => {
@@ -37,18 +44,9 @@ const firstError = (uri: string, timeoutMs: number): Promise<unknown> =>
 
 describe("exec handshake", () => {
   it("keeps the Status message of a refused upgrade and its HTTP status", async () => {
-    const uri = await refusingServer((response) => {
-      response.writeHead(403, { "Content-Type": "application/json", Connection: "close" })
-      response.end(
-        JSON.stringify({
-          kind: "Status",
-          status: "Failure",
-          message: 'pods "p" is forbidden: User "u" cannot create resource "pods/exec" in API group ""',
-          reason: "Forbidden",
-          code: 403,
-        }),
-      )
-    })
+    const uri = await forbiddingServer(
+      'pods "p" is forbidden: User "u" cannot create resource "pods/exec" in API group ""',
+    )
     const error = await firstError(uri, 2_000)
     expect(error).toBeInstanceOf(KubeApiError)
     expect(error).toMatchObject({ kind: "rejected", status: 403, detail: expect.stringContaining("is forbidden") })
@@ -56,18 +54,9 @@ describe("exec handshake", () => {
 
   it("keeps the start and the end of a long refusal, such as an admission policy's message", async () => {
     const policyMessage = "gpu-serials may exec only nvidia-smi (argv[0] nvidia-smi or /usr/bin/nvidia-smi): no shell"
-    const uri = await refusingServer((response) => {
-      response.writeHead(403, { "Content-Type": "application/json", Connection: "close" })
-      response.end(
-        JSON.stringify({
-          kind: "Status",
-          status: "Failure",
-          message: `pods "nvidia-device-plugin-daemonset-x2x4k" is forbidden: ValidatingAdmissionPolicy 'gpu-serials-exec' with binding 'gpu-serials-exec' denied request: ${policyMessage}`,
-          reason: "Forbidden",
-          code: 403,
-        }),
-      )
-    })
+    const uri = await forbiddingServer(
+      `pods "nvidia-device-plugin-daemonset-x2x4k" is forbidden: ValidatingAdmissionPolicy 'gpu-serials-exec' with binding 'gpu-serials-exec' denied request: ${policyMessage}`,
+    )
     const error = await firstError(uri, 2_000)
     expect(error).toBeInstanceOf(KubeApiError)
     const detail = (error as KubeApiError).detail
