@@ -10,7 +10,7 @@ import {
   type SimulatedCluster,
   startSimulatedCluster,
 } from "@gpu-serials/kube-sim"
-import { freePort } from "../src/telemetry/FreePort.ts"
+import { freePort } from "../src/health/FreePort.ts"
 import { ServiceRuns } from "./ServiceRuns.ts"
 import { prepareStore, type StoreName, type StoreScenario } from "./StoreScenario.ts"
 import { type AccuracyReport, compareWithTruth } from "./TruthComparison.ts"

@@ -1,5 +1,5 @@
 import { startSimulatedCluster } from "@gpu-serials/kube-sim"
-import { freePort } from "../src/telemetry/FreePort.ts"
+import { freePort } from "../src/health/FreePort.ts"
 import { median, minMedian, summarise } from "./Sampling.ts"
 import {
   cpuMillis,

@@ -6,23 +6,25 @@ import { describe, expect, it } from "vitest"
 const src = fileURLToPath(new URL("../src", import.meta.url))
 
 /**
- * The top-level folders of `src/`, lowest first: a folder may import only folders before it, so no two
- * folders import each other, even through a third.
+ * The top-level folders of `src/` by rank, lowest first: a folder may import only folders of a lower rank,
+ * so no two folders import each other, even through a third. The components share one rank: a receiver,
+ * a processor and an exporter know each other only through the contracts below them.
  */
-const layers = [
-  "domain",
-  "nvsmi",
-  "log",
-  "component",
-  "pipeline",
-  "config",
-  "telemetry",
-  "processor",
-  "receiver",
-  "exporter",
-  "service",
-  "cli",
-] as const
+const ranks: ReadonlyArray<ReadonlyArray<string>> = [
+  ["domain"],
+  ["nvsmi"],
+  ["log"],
+  ["component"],
+  ["pipeline"],
+  ["config"],
+  ["metrics"],
+  ["health"],
+  ["kubeclient"],
+  ["receiver", "processor", "exporter"],
+  ["service"],
+  ["cli"],
+]
+const layers = ranks.flat()
 
 const relativeImport = /(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g
 
@@ -66,11 +68,27 @@ describe("the folders of src/", () => {
   it("import only lower layers", () => {
     const imports = folderImports()
     expect(imports.length).toBeGreaterThan(100)
-    const rank = (layer: string): number => layers.indexOf(layer as (typeof layers)[number])
+    const rank = (layer: string): number => ranks.findIndex((folders) => folders.includes(layer))
     const upward = imports
       .filter((folderImport) => rank(folderImport.to) >= rank(folderImport.from))
       .map((folderImport) => `${folderImport.file} imports ${folderImport.to}`)
     expect(upward).toEqual([])
+  })
+
+  it("keep the components apart: no receiver, processor or exporter imports another of them", () => {
+    const components = ["receiver", "processor", "exporter"]
+    const sideways = folderImports()
+      .filter((folderImport) => components.includes(folderImport.from) && components.includes(folderImport.to))
+      .map((folderImport) => `${folderImport.file} imports ${folderImport.to}`)
+    expect(sideways).toEqual([])
+  })
+
+  it("keep the Kubernetes client free of the components and the service", () => {
+    const above = ["receiver", "processor", "exporter", "service", "cli"]
+    const outside = folderImports()
+      .filter((folderImport) => folderImport.from === "kubeclient" && above.includes(folderImport.to))
+      .map((folderImport) => `${folderImport.file} imports ${folderImport.to}`)
+    expect(outside).toEqual([])
   })
 
   it("keep the component contract free of the rest of the product", () => {

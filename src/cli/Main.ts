@@ -30,28 +30,28 @@ configuration error, 143 or 130 after a second SIGTERM or SIGINT during shutdown
  */
 const commands = {
   run: {
-    usage: () => import("./RunUsage.ts").then((module) => module.runUsage),
-    command: () => import("./RunCommand.ts").then((module) => module.runCommand),
+    usage: () => import("./commands/run/RunUsage.ts").then((module) => module.runUsage),
+    command: () => import("./commands/run/RunCommand.ts").then((module) => module.runCommand),
   },
   demo: {
-    usage: () => import("./DemoUsage.ts").then((module) => module.demoUsage),
-    command: () => import("./DemoCommand.ts").then((module) => module.demoCommand),
+    usage: () => import("./commands/demo/DemoUsage.ts").then((module) => module.demoUsage),
+    command: () => import("./commands/demo/DemoCommand.ts").then((module) => module.demoCommand),
   },
   parse: {
-    usage: () => import("./ParseCommand.ts").then((module) => module.parseUsage),
-    command: () => import("./ParseCommand.ts").then((module) => module.parseCommand),
+    usage: () => import("./commands/parse/ParseCommand.ts").then((module) => module.parseUsage),
+    command: () => import("./commands/parse/ParseCommand.ts").then((module) => module.parseCommand),
   },
   config: {
-    usage: () => import("./ConfigCommand.ts").then((module) => module.configUsage),
-    command: () => import("./ConfigCommand.ts").then((module) => module.configCommand),
+    usage: () => import("./commands/config/ConfigCommand.ts").then((module) => module.configUsage),
+    command: () => import("./commands/config/ConfigCommand.ts").then((module) => module.configCommand),
   },
   where: {
-    usage: () => import("./WhereUsage.ts").then((module) => module.whereUsage),
-    command: () => import("./WhereCommand.ts").then((module) => module.whereCommand),
+    usage: () => import("./commands/where/WhereUsage.ts").then((module) => module.whereUsage),
+    command: () => import("./commands/where/WhereCommand.ts").then((module) => module.whereCommand),
   },
   tail: {
-    usage: () => import("./TailUsage.ts").then((module) => module.tailUsage),
-    command: () => import("./TailCommand.ts").then((module) => module.tailCommand),
+    usage: () => import("./commands/tail/TailUsage.ts").then((module) => module.tailUsage),
+    command: () => import("./commands/tail/TailCommand.ts").then((module) => module.tailCommand),
   },
 }
 

@@ -12,4 +12,4 @@ export class EventConsumer extends Context.Service<
   {
     readonly export: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
   }
->()("gpu-serials/component/EventConsumer") {}
+>()("gpu-serials/pipeline/EventConsumer") {}

@@ -6,16 +6,16 @@ import { natsSettings } from "../exporter/nats/NatsConfig.ts"
 import { otlpSettings } from "../exporter/otlp/OtlpConfig.ts"
 import { postgresSettings } from "../exporter/postgres/PostgresConfig.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
-import { type ComponentFactories, ComponentRegistry } from "../pipeline/ComponentRegistry.ts"
 import type { ExporterFactory } from "../pipeline/Exporter.ts"
+import type { StoreFactory } from "../pipeline/InventoryStore.ts"
 import type { ElectorFactory } from "../pipeline/Leadership.ts"
 import type { Processor } from "../pipeline/Processor.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
-import type { StoreFactory } from "../processor/inventory/InventoryStore.ts"
 import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
 import { type KubeExecConfig, kubeExecSettings } from "../receiver/kube/KubeExecConfig.ts"
-import { keeperProblem, nodeLabelsStoreName } from "../receiver/kube/NodeLabelsStoreKeeper.ts"
+import { keeperProblem, nodeLabelsStoreName } from "../receiver/kube/nodelabels/NodeLabelsStoreKeeper.ts"
+import { type ComponentFactories, ComponentRegistry } from "./ComponentRegistry.ts"
 import { onDemand, onDemandElector, onDemandStore } from "./OnDemandFactory.ts"
 import type { PipelineServices } from "./PipelineServices.ts"
 
@@ -89,7 +89,7 @@ export const builtinComponents: Distribution = {
         // The service passes the config the `kube_exec` receiver's own settings built.
         keeperProblem: (config) => keeperProblem(config as KubeExecConfig),
       },
-      () => import("../receiver/kube/NodeLabelsInventoryStore.ts").then((module) => module.storeFactory),
+      () => import("../receiver/kube/nodelabels/NodeLabelsInventoryStore.ts").then((module) => module.storeFactory),
     ),
     onDemandStore({ type: "nats", keptBy: "exporter" }, () =>
       import("../exporter/nats/NatsKvInventoryStore.ts").then((module) => module.storeFactory),

@@ -13,18 +13,18 @@ import { ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { ComponentConfig, ServiceConfig } from "../config/ServiceConfig.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
-import { ExporterFanout } from "../exporter/ExporterFanout.ts"
-import type { ConfiguredExporter } from "../pipeline/ComponentRegistry.ts"
+import { HealthServer } from "../health/HealthServer.ts"
+import { ReadinessChecks } from "../health/ReadinessChecks.ts"
+import * as ServiceInstruments from "../metrics/ServiceInstruments.ts"
+import { ServiceMetrics } from "../metrics/ServiceMetrics.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
+import { InventoryFeed } from "../pipeline/InventoryFeed.ts"
+import { InventoryStores } from "../pipeline/InventoryStore.ts"
 import type { Elector, LeaseSettings } from "../pipeline/Leadership.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
-import { InventoryFeed } from "../processor/inventory/InventoryFeed.ts"
-import { InventoryStores } from "../processor/inventory/InventoryStore.ts"
-import { HealthServer } from "../telemetry/HealthServer.ts"
-import * as OtelServiceMetrics from "../telemetry/OtelServiceMetrics.ts"
-import { ReadinessChecks } from "../telemetry/ReadinessChecks.ts"
-import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 import { type BuiltinReceiver, builtinComponents, type Distribution } from "./BuiltinComponents.ts"
+import type { ConfiguredExporter } from "./ComponentRegistry.ts"
+import { ExporterFanout } from "./ExporterFanout.ts"
 import { storeHost } from "./InventoryStoreHost.ts"
 import * as TermReadiness from "./TermReadiness.ts"
 
@@ -64,7 +64,7 @@ export const runGpuSerialsService = (options: GpuSerialsServiceOptions) => {
       Layer.mergeAll(
         ShutdownDeadline.layer(Duration.millis(config.shutdownTimeoutMs)),
         ReadinessChecks.layer({ expected: readinessNames }),
-        OtelServiceMetrics.layerWithMeter(
+        ServiceInstruments.layerWithMeter(
           {
             serviceVersion: options.serviceVersion,
             resourceAttributes: { "k8s.cluster.name": config.clusterName },

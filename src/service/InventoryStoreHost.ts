@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
-import { InventoryStores, type StoreFactory } from "../processor/inventory/InventoryStore.ts"
+import { InventoryStores, type StoreFactory } from "../pipeline/InventoryStore.ts"
 
 /** A component of the pipeline (an exporter or the receiver), as a store it keeps needs it. */
 export interface StoreKeeper {

@@ -3,8 +3,8 @@ import type * as Scope from "effect/Scope"
 import type { ComponentFactory, ComponentKind } from "../component/Component.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import { type ComponentSettings, type Configured, configuredBy } from "../config/ComponentSettings.ts"
+import type { InventoryStore, StoreFactory } from "../pipeline/InventoryStore.ts"
 import type { ElectorFactory } from "../pipeline/Leadership.ts"
-import type { InventoryStore, StoreFactory } from "../processor/inventory/InventoryStore.ts"
 
 /**
  * What the configuration needs of a component type, from light modules only: its kind, its name in the

@@ -4,8 +4,8 @@ import type { ConfigProblem } from "../component/Component.ts"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
 import { type ConfigSources, type ResolvedConfig, resolvePipeline } from "../config/ResolveConfig.ts"
 import { valueAt } from "../config/ResolveSettings.ts"
-import { ComponentRegistry, type ConfiguredExporter } from "../pipeline/ComponentRegistry.ts"
 import { builtinComponents } from "./BuiltinComponents.ts"
+import { ComponentRegistry, type ConfiguredExporter } from "./ComponentRegistry.ts"
 import { storeProblem } from "./InventoryStoreHost.ts"
 
 /** The effective configuration with its exporters ready to create, third-party ones validated by their factories. */

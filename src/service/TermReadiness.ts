@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import type { Health } from "../component/Component.ts"
-import { ReadinessChecks } from "../telemetry/ReadinessChecks.ts"
+import { ReadinessChecks } from "../health/ReadinessChecks.ts"
 
 /** The readiness checks that belong to a leadership term: the receiver's and the processor's. */
 export const termCheckNames = ["informers", "readings", "inventory"] as const

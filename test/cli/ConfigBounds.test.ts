@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "../../src/telemetry/FreePort.ts"
+import { freePort } from "../../src/health/FreePort.ts"
 import { gpuSerials } from "./GpuSerialsCli.ts"
 
 const folder = mkdtempSync(join(tmpdir(), "gpu-serials-bounds-"))

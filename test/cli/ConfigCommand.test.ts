@@ -58,7 +58,7 @@ describe("gpu-serials config", () => {
   })
 
   it("loads a third-party exporter named by module and reports its section's problems under its key", () => {
-    const module = join(repositoryRoot, "test/pipeline/third-party/memory-exporter.ts")
+    const module = join(repositoryRoot, "test/service/third-party/memory-exporter.ts")
     const valid = configFile(
       `cluster: { name: lab }\nexporters:\n  memory: { module: "${module}", label: inventory }\nservice:\n  pipelines:\n    gpus: { exporters: [memory] }\n`,
     )

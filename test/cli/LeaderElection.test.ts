@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto"
 import { type SimulatedClient, type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { freePort } from "../../src/telemetry/FreePort.ts"
+import { freePort } from "../../src/health/FreePort.ts"
 import { jsonLines, type RunningCli, startGpuSerials } from "./GpuSerialsCli.ts"
 
 const leaseNamespace = "gpu-serials"

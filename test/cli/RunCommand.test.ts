@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process"
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
-import { freePort } from "../../src/telemetry/FreePort.ts"
+import { freePort } from "../../src/health/FreePort.ts"
 import { upToDateCompiledCli } from "../support/CompiledCli.ts"
 import { gpuSerials, repositoryRoot } from "./GpuSerialsCli.ts"
 

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
-import { freePort } from "../../src/telemetry/FreePort.ts"
+import { freePort } from "../../src/health/FreePort.ts"
 import { jsonLines, type RunningCli, startGpuSerials } from "./GpuSerialsCli.ts"
 
 /** An OTLP collector that takes every request and never answers, as one stuck behind a dead network. */

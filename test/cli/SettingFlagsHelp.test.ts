@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { settingFlagsHelp as runSettingFlagsHelp } from "../../src/cli/RunUsage.ts"
+import { settingFlagsHelp as runSettingFlagsHelp } from "../../src/cli/commands/run/RunUsage.ts"
 import { HELP_WIDTH, settingFlagsHelp } from "../../src/cli/SettingFlagsHelp.ts"
 import { serviceFlags as serviceFlagsOf } from "../../src/config/Flags.ts"
 import { settingReference } from "../../src/config/SettingsReference.ts"

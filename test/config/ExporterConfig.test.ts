@@ -1,6 +1,6 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { defaultQueueSettings } from "../../src/config/QueueSettings.ts"
+import { defaultQueueSettings } from "../../src/exporter/exporterhelper/QueueSettings.ts"
 import { decodeNatsExporterConfig, decodeOtlpExporterConfig } from "./ComponentDecoders.ts"
 import { configOf } from "./ResolveFixture.ts"
 

@@ -1,7 +1,7 @@
 import { Environment } from "@marcbachmann/cel-js"
 import { describe, expect, it } from "vitest"
+import { KubeApiError, kindOfStatus } from "../../src/kubeclient/rest/KubeApiError.ts"
 import { csvQueryArgv, xmlQueryArgv } from "../../src/nvsmi/Command.ts"
-import { KubeApiError, kindOfStatus } from "../../src/receiver/kube/KubeApiError.ts"
 import { failureOfExec } from "../../src/receiver/kube/ReadFailure.ts"
 import { deploymentOf, kustomize, kustomizeOverlay, type Manifest, ofKind } from "./RenderedManifests.ts"
 

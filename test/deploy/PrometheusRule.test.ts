@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { parse, parseAllDocuments, stringify } from "yaml"
-import { metricNames } from "../../src/telemetry/OtelServiceMetrics.ts"
+import { metricNames } from "../../src/metrics/ServiceInstruments.ts"
 import { repositoryRoot } from "../cli/GpuSerialsCli.ts"
 
 const component = "deploy/components/prometheus-operator"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Duration, Effect } from "effect"
 import { afterEach, vi } from "vitest"
-import { SinkError } from "../../src/exporter/Sink.ts"
+import { SinkError } from "../../src/exporter/exporterhelper/Sink.ts"
 import * as JsonLogger from "../../src/log/JsonLogger.ts"
 
 const captured = (level: JsonLogger.LogLevelName) => {

@@ -1,7 +1,7 @@
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
-import { parseSamples, samplesOf } from "../telemetry/PrometheusText.ts"
-import { acceptedByPromtool, checkMetrics, unexpectedProblems } from "../telemetry/Promtool.ts"
+import { parseSamples, samplesOf } from "../metrics/PrometheusText.ts"
+import { acceptedByPromtool, checkMetrics, unexpectedProblems } from "../metrics/Promtool.ts"
 import { eventsOf, eventually, type RunningService, serviceConfig, startService } from "./ServiceHarness.ts"
 
 const mix = { "gb200-nvl72": 2, "h100-hgx": 1, "a100-mig": 1, t4: 1, "broken-driver": 1 } as const

@@ -3,7 +3,7 @@ import { promisify } from "node:util"
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
-import { defaultNodeLabellerTuning } from "../../src/receiver/kube/NodeLabeller.ts"
+import { defaultNodeLabellerTuning } from "../../src/receiver/kube/nodelabels/NodeLabeller.ts"
 import { eventsOf, eventually, type RunningService, serviceConfig, startService } from "./ServiceHarness.ts"
 
 const mix = { "gb200-nvl72": 1, "h100-hgx": 1, t4: 1 } as const

@@ -9,7 +9,7 @@ import { stdoutSettings } from "../../src/exporter/stdout/StdoutConfig.ts"
 import * as StdoutExporter from "../../src/exporter/stdout/StdoutExporter.ts"
 import type { ExporterFactory } from "../../src/pipeline/Exporter.ts"
 import * as KubeExecFactory from "../../src/receiver/kube/KubeExecFactory.ts"
-import * as NodeLabelsInventoryStore from "../../src/receiver/kube/NodeLabelsInventoryStore.ts"
+import * as NodeLabelsInventoryStore from "../../src/receiver/kube/nodelabels/NodeLabelsInventoryStore.ts"
 import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
 import { onDemand, onDemandStore } from "../../src/service/OnDemandFactory.ts"
 

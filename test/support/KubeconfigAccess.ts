@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { Result } from "effect"
-import { type ClusterAccess, staticAccess } from "../../src/receiver/kube/ClusterAccess.ts"
-import { currentContextOf } from "../../src/receiver/kube/Kubeconfig.ts"
+import { type ClusterAccess, staticAccess } from "../../src/kubeclient/clientcmd/ClusterAccess.ts"
+import { currentContextOf } from "../../src/kubeclient/clientcmd/Kubeconfig.ts"
 
 /** The access a kubeconfig text with static credentials gives (the simulated cluster's, or one a test wrote). */
 export const accessOfKubeconfig = (text: string, path = "kubeconfig"): ClusterAccess => {

@@ -4,8 +4,8 @@ import type {
   NodeLabelPatchResult,
   ReadingOutcome,
   SkippedNodeLabel,
-} from "../../src/telemetry/ServiceMetrics.ts"
-import { ServiceMetrics } from "../../src/telemetry/ServiceMetrics.ts"
+} from "../../src/metrics/ServiceMetrics.ts"
+import { ServiceMetrics } from "../../src/metrics/ServiceMetrics.ts"
 
 /** What components recorded, for tests that check a component reports what it did. */
 export interface RecordedMetrics {

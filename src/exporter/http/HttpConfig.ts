@@ -1,11 +1,16 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
 import { formatGoDuration } from "../../config/GoDuration.ts"
-import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
 import type { SettingRule } from "../../config/ResolveSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
 import { HOUR, isUrlWithScheme } from "../../config/SettingRules.ts"
 import { durationType, enumType, pairsType, stringType } from "../../config/SettingType.ts"
 import { type TlsFiles, tlsSettings } from "../../config/TlsSettings.ts"
+import {
+  type QueueSettings,
+  queueSettingList,
+  queueSettingsOf,
+  queueSettingsRule,
+} from "../exporterhelper/QueueSettings.ts"
 
 /**
  * The `http` exporter's settings (section `exporters.http`, or `exporters.http/<name>`): the Go

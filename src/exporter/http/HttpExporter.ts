@@ -7,7 +7,7 @@ import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { TlsFiles } from "../../config/TlsSettings.ts"
 import type { ExporterFactory } from "../../pipeline/Exporter.ts"
-import * as QueuedExporter from "../QueuedExporter.ts"
+import * as QueuedExporter from "../exporterhelper/QueuedExporter.ts"
 import { type HttpExporterConfig, httpSettings } from "./HttpConfig.ts"
 import * as HttpSink from "./HttpSink.ts"
 

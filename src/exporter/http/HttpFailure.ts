@@ -1,6 +1,6 @@
 import { redactUrlsIn } from "../../log/UrlRedaction.ts"
-import { retryAfterOf } from "../RetryAfter.ts"
-import { SinkError } from "../Sink.ts"
+import { retryAfterOf } from "../exporterhelper/RetryAfter.ts"
+import { SinkError } from "../exporterhelper/Sink.ts"
 
 /** A status the endpoint may answer differently later: request timeout, throttling, a server error. */
 export const isRetryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500

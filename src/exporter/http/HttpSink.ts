@@ -6,7 +6,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
-import { type Sink, SinkError } from "../Sink.ts"
+import { type Sink, SinkError } from "../exporterhelper/Sink.ts"
 import { networkFailure, statusFailure } from "./HttpFailure.ts"
 import { batchRequest, type HttpRequestOptions } from "./HttpRequest.ts"
 

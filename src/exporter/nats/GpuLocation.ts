@@ -1,7 +1,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { chassisOf, type KnownGpu } from "../../processor/inventory/KnownGpu.ts"
-import { StoredGpu } from "../../processor/inventory/StoredGpu.ts"
+import { chassisOf, type KnownGpu } from "../../domain/KnownGpu.ts"
+import { StoredGpu } from "../../domain/StoredGpu.ts"
 
 /** Where a GPU is now, as the KV bucket keeps it under its uuid and under its serial. */
 export const GpuLocation = Schema.Struct({

@@ -1,10 +1,15 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
-import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
 import type { SettingRule } from "../../config/ResolveSettings.ts"
 import type { AnySetting, Setting } from "../../config/Setting.ts"
 import { DAY, isUrlWithScheme, notNegative, positive, required, SECOND, YEAR } from "../../config/SettingRules.ts"
 import { boolType, byteSizeType, durationType, enumType, stringType } from "../../config/SettingType.ts"
 import { type TlsFiles, tlsSettings } from "../../config/TlsSettings.ts"
+import {
+  type QueueSettings,
+  queueSettingList,
+  queueSettingsOf,
+  queueSettingsRule,
+} from "../exporterhelper/QueueSettings.ts"
 import { natsServerList } from "./NatsServerList.ts"
 
 /**

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
-import { type Sink, SinkError } from "../Sink.ts"
+import { type Sink, SinkError } from "../exporterhelper/Sink.ts"
 import type { NatsFailureLog } from "./NatsFailureLog.ts"
 import type { NatsLink } from "./NatsLink.ts"
 import { natsMessage } from "./NatsMessage.ts"

@@ -1,4 +1,4 @@
-import { SinkError } from "../Sink.ts"
+import { SinkError } from "../exporterhelper/Sink.ts"
 import { isPermanent, natsReason } from "./NatsPermanentError.ts"
 
 /**

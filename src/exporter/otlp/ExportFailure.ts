@@ -1,6 +1,6 @@
 import { redactUrlsIn } from "../../log/UrlRedaction.ts"
-import { retryAfterOf } from "../RetryAfter.ts"
-import { SinkError } from "../Sink.ts"
+import { retryAfterOf } from "../exporterhelper/RetryAfter.ts"
+import { SinkError } from "../exporterhelper/Sink.ts"
 
 /** Statuses the OTLP/HTTP specification says to retry: throttled or the receiver briefly unavailable. */
 const retryableStatuses: ReadonlySet<number> = new Set([429, 502, 503, 504])

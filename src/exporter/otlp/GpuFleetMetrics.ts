@@ -14,8 +14,8 @@ import type * as Scope from "effect/Scope"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
-import { gaugeCollection } from "../../telemetry/GaugeCollection.ts"
-import type { GpuInfoMetric } from "../../telemetry/GpuInfoMetric.ts"
+import { gaugeCollection } from "../../metrics/GaugeCollection.ts"
+import type { GpuInfoMetric } from "../../metrics/GpuInfoMetric.ts"
 
 export const gpusByNodeMetric = "gpu_serials_gpus"
 

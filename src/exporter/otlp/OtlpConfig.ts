@@ -1,5 +1,4 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
-import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
 import {
   DAY,
@@ -12,6 +11,12 @@ import {
   SECOND,
 } from "../../config/SettingRules.ts"
 import { durationType, enumType, millisType, pairsType, stringType } from "../../config/SettingType.ts"
+import {
+  type QueueSettings,
+  queueSettingList,
+  queueSettingsOf,
+  queueSettingsRule,
+} from "../exporterhelper/QueueSettings.ts"
 
 /**
  * The `otlp` exporter's settings (section `exporters.otlp`), fed by the standard `OTEL_EXPORTER_OTLP_*`

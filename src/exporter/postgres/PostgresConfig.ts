@@ -1,9 +1,14 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
-import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
 import type { SettingRule } from "../../config/ResolveSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
 import { isUrlWithScheme } from "../../config/SettingRules.ts"
 import { boolType, enumType, intType, stringType } from "../../config/SettingType.ts"
+import {
+  type QueueSettings,
+  queueSettingList,
+  queueSettingsOf,
+  queueSettingsRule,
+} from "../exporterhelper/QueueSettings.ts"
 
 /**
  * The `postgres` exporter's settings (section `exporters.postgres`): the Go original's connection

@@ -1,5 +1,10 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
-import { type QueueSettings, queueSettingList, queueSettingsOf, queueSettingsRule } from "../../config/QueueSettings.ts"
+import {
+  type QueueSettings,
+  queueSettingList,
+  queueSettingsOf,
+  queueSettingsRule,
+} from "../exporterhelper/QueueSettings.ts"
 
 /** The `stdout` section: only the queue and retry settings every exporter has. */
 export type StdoutConfig = QueueSettings

@@ -2,7 +2,7 @@ import type { Writable } from "node:stream"
 import * as Effect from "effect/Effect"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { ExporterFactory } from "../../pipeline/Exporter.ts"
-import * as QueuedExporter from "../QueuedExporter.ts"
+import * as QueuedExporter from "../exporterhelper/QueuedExporter.ts"
 import { type StdoutConfig, stdoutSettings } from "./StdoutConfig.ts"
 import * as StdoutSink from "./StdoutSink.ts"
 

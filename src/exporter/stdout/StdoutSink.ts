@@ -3,8 +3,8 @@ import * as Effect from "effect/Effect"
 import * as MutableRef from "effect/MutableRef"
 import type * as Scope from "effect/Scope"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import { type Sink, SinkError } from "../exporterhelper/Sink.ts"
 import { recordJson } from "../RecordJson.ts"
-import { type Sink, SinkError } from "../Sink.ts"
 
 const waitForDrain = (stream: Writable): Effect.Effect<void> =>
   Effect.callback<void>((resume) => {

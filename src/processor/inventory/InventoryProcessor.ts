@@ -16,11 +16,16 @@ import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import { type ComponentSettings, configuredBy } from "../../config/ComponentSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
+import { type InventoryChange, mergeChanges, upsert } from "../../domain/InventoryChange.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEventKind.ts"
+import type { KnownGpu } from "../../domain/KnownGpu.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
+import { knownGpuInfoFields } from "../../metrics/GpuInfoLabels.ts"
+import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import { EventConsumer } from "../../pipeline/EventConsumer.ts"
-import { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
+import { InventoryFeed } from "../../pipeline/InventoryFeed.ts"
+import { type InventoryStore, InventoryStoreError, InventoryStores } from "../../pipeline/InventoryStore.ts"
 import {
   everyKnownGpu,
   fromKnown,
@@ -31,12 +36,8 @@ import {
   tick,
   transition,
 } from "./Inventory.ts"
-import { type InventoryChange, mergeChanges, upsert } from "./InventoryChange.ts"
 import { type InventoryConfig, inventorySettings, storeSetting } from "./InventoryConfig.ts"
-import { InventoryFeed } from "./InventoryFeed.ts"
 import type { InventoryParameters } from "./InventoryParameters.ts"
-import { type InventoryStore, InventoryStoreError, InventoryStores } from "./InventoryStore.ts"
-import { type KnownGpu, knownGpuInfoFields } from "./KnownGpu.ts"
 
 export interface InventoryProcessorOptions {
   /** The component id, for errors and logs; `inventory` unless given. */

@@ -1,8 +1,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { KnownGpu } from "../../domain/KnownGpu.ts"
+import { InventoryStore, type StoreFactory } from "../../pipeline/InventoryStore.ts"
 import { memoryStoreName } from "./InventoryConfig.ts"
-import { InventoryStore, type StoreFactory } from "./InventoryStore.ts"
-import type { KnownGpu } from "./KnownGpu.ts"
 
 /** The memory store, plus what it holds now (for tests and diagnostics). */
 export interface MemoryInventoryStore {

@@ -1,7 +1,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { NodeRef } from "../../domain/NodeObservation.ts"
-import { labelsUnderPrefix } from "./GpuNodeLabels.ts"
+import { labelsUnderPrefix } from "./nodelabels/GpuNodeLabels.ts"
 
 const absentOr = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
 

@@ -12,7 +12,7 @@ import {
   intType,
   stringType,
 } from "../../config/SettingType.ts"
-import { parseLabelSelector } from "./LabelSelector.ts"
+import { parseLabelSelector } from "../../kubeclient/labels/LabelSelector.ts"
 
 /**
  * The `kube_exec` receiver's settings (section `receivers.kube_exec`), with the Go original's environment

@@ -1,10 +1,10 @@
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
+import type { CacheChange } from "../../kubeclient/cache/InformerCache.ts"
+import * as ResourceInformer from "../../kubeclient/cache/ResourceInformer.ts"
+import type { KubeApi } from "../../kubeclient/rest/KubeApi.ts"
+import type { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import { type ClusterNode, clusterNodeOf } from "./ClusterNode.ts"
-import type { CacheChange } from "./InformerCache.ts"
-import type { KubeApi } from "./KubeApi.ts"
-import * as ResourceInformer from "./ResourceInformer.ts"
 
 /**
  * The informer of the cluster's nodes: workers find a pod's node (uid, providerID) in its cache, never by

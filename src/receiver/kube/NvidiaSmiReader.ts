@@ -3,6 +3,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { NodeReading } from "../../domain/NodeReading.ts"
+import type { KubeApi } from "../../kubeclient/rest/KubeApi.ts"
+import type { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import {
   decideCommandOutcome,
   formatForDriverBranch,
@@ -14,9 +16,7 @@ import { parseCsvReading } from "../../nvsmi/CsvReadingParser.ts"
 import type { NvsmiError } from "../../nvsmi/NvsmiError.ts"
 import type { OutputFormat } from "../../nvsmi/OutputFormat.ts"
 import { XmlReadingParser } from "../../nvsmi/XmlReadingParser.ts"
-import type { ServiceMetrics } from "../../telemetry/ServiceMetrics.ts"
 import type { DevicePluginPod } from "./DevicePluginPod.ts"
-import type { KubeApi } from "./KubeApi.ts"
 import { runInPod } from "./PodExec.ts"
 import { failureOfNvsmi, type ReadFailure, readFailure } from "./ReadFailure.ts"
 

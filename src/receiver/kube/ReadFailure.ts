@@ -1,7 +1,7 @@
 import * as Schema from "effect/Schema"
 import type { ReadingFailure } from "../../domain/NodeObservation.ts"
+import type { KubeApiError } from "../../kubeclient/rest/KubeApiError.ts"
 import type { NvsmiError, NvsmiErrorKind } from "../../nvsmi/NvsmiError.ts"
-import type { KubeApiError } from "./KubeApiError.ts"
 
 /** Why reading a pod failed outside nvidia-smi itself: the exec, the node lookup, or the hand-off. */
 export type ExecFailureKind =

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
-import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "./KubeApi.ts"
+import { defaultExecHandshakeTimeoutMs, defaultRequestTimeoutMs, KubeApi } from "../../kubeclient/rest/KubeApi.ts"
 import type { KubeExecConfig } from "./KubeExecConfig.ts"
 
 /**

@@ -1,6 +1,6 @@
 import { Duration, Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { defaultQueueSettings } from "../../../src/config/QueueSettings.ts"
+import { defaultQueueSettings } from "../../../src/exporter/exporterhelper/QueueSettings.ts"
 import * as HttpExporter from "../../../src/exporter/http/HttpExporter.ts"
 import { configOf, problemsOf } from "../../config/ResolveFixture.ts"
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net"
 import { TLSSocket } from "node:tls"
 import { gunzipSync } from "node:zlib"
 import { Effect, type Scope } from "effect"
-import { carryOut, isAccepted, type ScriptedAnswer, type Treatment } from "../ScriptedAnswer.ts"
+import { carryOut, isAccepted, type ScriptedAnswer, type Treatment } from "../exporterhelper/ScriptedAnswer.ts"
 
 export interface ReceivedRequest {
   readonly method: string

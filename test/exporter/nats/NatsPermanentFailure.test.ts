@@ -6,7 +6,7 @@ import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-
 import { jetstreamManager } from "@nats-io/jetstream"
 import { connect } from "@nats-io/transport-node"
 import { afterEach, describe, expect, it } from "vitest"
-import { freePort } from "../../../src/telemetry/FreePort.ts"
+import { freePort } from "../../../src/health/FreePort.ts"
 import { repositoryRoot } from "../../cli/GpuSerialsCli.ts"
 import { upToDateCompiledCli } from "../../support/CompiledCli.ts"
 import { type NatsServer, startNatsServer } from "./NatsServer.ts"

@@ -4,11 +4,11 @@ import type { GpuRecord } from "../../../src/domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import type { OtlpExporterConfig } from "../../../src/exporter/otlp/OtlpConfig.ts"
 import * as OtlpExporter from "../../../src/exporter/otlp/OtlpExporter.ts"
+import { gpuInfoLabels } from "../../../src/metrics/GpuInfoLabels.ts"
+import * as ServiceInstruments from "../../../src/metrics/ServiceInstruments.ts"
+import { ServiceMeter } from "../../../src/metrics/ServiceMeter.ts"
+import { ServiceMetrics } from "../../../src/metrics/ServiceMetrics.ts"
 import type { Exporter } from "../../../src/pipeline/Exporter.ts"
-import { gpuInfoLabels } from "../../../src/telemetry/GpuInfoLabels.ts"
-import * as OtelServiceMetrics from "../../../src/telemetry/OtelServiceMetrics.ts"
-import { ServiceMeter } from "../../../src/telemetry/ServiceMeter.ts"
-import { ServiceMetrics } from "../../../src/telemetry/ServiceMetrics.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { addedEvent, addedEvents } from "../InventoryEvents.ts"
 import { decodeJsonLogsRequest } from "./JsonLogsRequest.ts"
@@ -287,7 +287,7 @@ describe("otlp exporter", () => {
       // One gpu_serials_gpu_info, the service's: the exporter does not push its own beside it.
       assert.strictEqual(body.split("gpu_serials_gpu_info").length - 1, 1)
       assert.notInclude(body, addedEvent(2).record.uuid)
-    }).pipe(Effect.scoped, Effect.provide(Layer.fresh(OtelServiceMetrics.layerWithMeter({ serviceVersion: "1.2.3" })))),
+    }).pipe(Effect.scoped, Effect.provide(Layer.fresh(ServiceInstruments.layerWithMeter({ serviceVersion: "1.2.3" })))),
   )
 
   it.live("without a service meter, pushes GPU info with the service's labels from its own events", () =>

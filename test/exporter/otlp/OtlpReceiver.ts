@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import { gunzipSync } from "node:zlib"
 import { Effect, type Scope } from "effect"
-import { carryOut, isAccepted, type ScriptedAnswer, type Treatment } from "../ScriptedAnswer.ts"
+import { carryOut, isAccepted, type ScriptedAnswer, type Treatment } from "../exporterhelper/ScriptedAnswer.ts"
 
 export interface ReceivedRequest {
   readonly path: string

@@ -1,7 +1,7 @@
 import { Duration } from "effect"
-import { defaultQueueSettings, type QueueSettings } from "../../../src/config/QueueSettings.ts"
 import type { GpuRecord } from "../../../src/domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
+import { defaultQueueSettings, type QueueSettings } from "../../../src/exporter/exporterhelper/QueueSettings.ts"
 import type {
   PostgresConnectionSettings,
   PostgresExporterConfig,

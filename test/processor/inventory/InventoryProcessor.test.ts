@@ -5,14 +5,10 @@ import { ComponentStartError } from "../../../src/component/ComponentStartError.
 import { ShutdownDeadline } from "../../../src/component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import { EventConsumer } from "../../../src/pipeline/EventConsumer.ts"
-import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
+import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
+import { InventoryStore, InventoryStoreError, InventoryStores } from "../../../src/pipeline/InventoryStore.ts"
 import type { InventoryParameters } from "../../../src/processor/inventory/InventoryParameters.ts"
 import { factory, InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
-import {
-  InventoryStore,
-  InventoryStoreError,
-  InventoryStores,
-} from "../../../src/processor/inventory/InventoryStore.ts"
 import * as MemoryInventoryStore from "../../../src/processor/inventory/MemoryInventoryStore.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"

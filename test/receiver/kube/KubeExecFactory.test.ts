@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect, Layer, Queue, Result } from "effect"
-import { ComponentRegistry } from "../../../src/pipeline/ComponentRegistry.ts"
-import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
+import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
 import { defaultKubeExecConfig, factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
+import { ComponentRegistry } from "../../../src/service/ComponentRegistry.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { quickCluster } from "./ReceiverHarness.ts"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
+import { KubeApiError, kubeApiErrorOf } from "../../../src/kubeclient/rest/KubeApiError.ts"
+import { refusal } from "../../../src/kubeclient/rest/KubeTransport.ts"
 import { DriverNotLoaded, TruncatedOutput } from "../../../src/nvsmi/NvsmiError.ts"
-import { KubeApiError, kubeApiErrorOf } from "../../../src/receiver/kube/KubeApiError.ts"
-import { refusal } from "../../../src/receiver/kube/KubeTransport.ts"
 import { failureOfExec, failureOfNvsmi, readFailure } from "../../../src/receiver/kube/ReadFailure.ts"
 
 describe("read failures", () => {

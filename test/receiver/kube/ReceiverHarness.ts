@@ -1,12 +1,12 @@
 import { type SimulatedCluster, type SimulatedClusterOptions, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { Cause, Duration, Effect, Exit, Queue, Scope } from "effect"
 import type { NodeObservation } from "../../../src/domain/NodeObservation.ts"
-import { InventoryFeed } from "../../../src/processor/inventory/InventoryFeed.ts"
-import { KubeApi } from "../../../src/receiver/kube/KubeApi.ts"
+import type { LabelPatch } from "../../../src/kubeclient/labels/LabelPatch.ts"
+import { KubeApi } from "../../../src/kubeclient/rest/KubeApi.ts"
+import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
 import type { KubeExecConfig } from "../../../src/receiver/kube/KubeExecConfig.ts"
 import { defaultKubeExecConfig } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import * as KubeExecReceiver from "../../../src/receiver/kube/KubeExecReceiver.ts"
-import type { NodeLabelPatch } from "../../../src/receiver/kube/NodeLabelPatch.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { accessOfKubeconfigFile } from "../../support/KubeconfigAccess.ts"
 import { type RecordedMetrics, recordingMetrics } from "../../support/RecordingMetrics.ts"
@@ -35,7 +35,7 @@ export interface Harness {
   readonly ended: { value: boolean }
   readonly execs: Array<RecordedExec>
   /** Every node label patch the receiver sent, in order. */
-  readonly labelPatches: Array<{ readonly node: string; readonly labels: NodeLabelPatch }>
+  readonly labelPatches: Array<{ readonly node: string; readonly labels: LabelPatch }>
   readonly metrics: RecordedMetrics
   /** The receiver's log lines, parsed. */
   readonly logEvents: () => Array<Record<string, unknown>>
@@ -97,7 +97,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       execHandshakeTimeoutMs: 3_000,
     })
     const execs: Array<RecordedExec> = []
-    const labelPatches: Array<{ readonly node: string; readonly labels: NodeLabelPatch }> = []
+    const labelPatches: Array<{ readonly node: string; readonly labels: LabelPatch }> = []
     const recordingApi = KubeApi.of({
       ...api,
       patchNodeLabels: (node, labels) =>

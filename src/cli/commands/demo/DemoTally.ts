@@ -1,0 +1,76 @@
+import { formatGoDuration } from "../../../config/GoDuration.ts"
+import type { InventoryEvent } from "../../../domain/InventoryEvent.ts"
+import type { InventoryEventKind } from "../../../domain/InventoryEventKind.ts"
+import type { NodeObservation } from "../../../domain/NodeObservation.ts"
+
+const shownKinds: ReadonlyArray<InventoryEventKind> = ["added", "moved", "removed", "observed"]
+
+/** What the demo saw, for its progress lines and its closing summary. */
+export class DemoTally {
+  private readonly nodesRead = new Set<string>()
+  private readonly gpus = new Set<string>()
+  private readonly failedNodes = new Map<string, Set<string>>()
+  private readonly goneNodes = new Set<string>()
+  private readonly events = new Map<InventoryEventKind, number>()
+  private readings = 0
+  private failedReadings = 0
+
+  observe(observation: NodeObservation): void {
+    switch (observation._tag) {
+      case "NodeRead":
+        this.readings++
+        this.nodesRead.add(observation.node.name)
+        for (const gpu of observation.reading.gpus) this.gpus.add(gpu.uuid)
+        return
+      case "NodeReadFailed": {
+        this.failedReadings++
+        const nodes = this.failedNodes.get(observation.failure.kind) ?? new Set<string>()
+        nodes.add(observation.node.name)
+        this.failedNodes.set(observation.failure.kind, nodes)
+        return
+      }
+      case "NodeGone":
+        this.goneNodes.add(observation.node.name)
+        return
+      case "ClusterListed":
+        return
+    }
+  }
+
+  observeEvents(events: ReadonlyArray<InventoryEvent>): void {
+    for (const event of events) this.events.set(event.record.event, (this.events.get(event.record.event) ?? 0) + 1)
+  }
+
+  /** One line for stderr while the demo runs. */
+  progress(elapsedSeconds: number): string {
+    const failedNodes = new Set([...this.failedNodes.values()].flatMap((nodes) => [...nodes])).size
+    return (
+      `demo after ${elapsedSeconds.toFixed(0)} s: nodes read ${this.nodesRead.size}, GPUs ${this.gpus.size}, ` +
+      `events ${this.eventCounts()}, errors ${this.failedReadings} ` +
+      `(${failedNodes} node${failedNodes === 1 ? "" : "s"})\n`
+    )
+  }
+
+  summary(elapsedSeconds: number, removalGraceMs: number): string {
+    const failures = [...this.failedNodes.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(
+        ([kind, nodes]) =>
+          `    ${kind}: ${nodes.size} node${nodes.size === 1 ? "" : "s"} (${[...nodes].sort().join(", ")})`,
+      )
+    return [
+      `demo summary after ${elapsedSeconds.toFixed(1)} s:`,
+      `  nodes read: ${this.nodesRead.size} (${this.readings} readings), GPUs: ${this.gpus.size}`,
+      `  events: ${this.eventCounts()}`,
+      `  nodes gone: ${this.goneNodes.size} (their device-plugin pod or the node itself was deleted; their GPUs are`,
+      `    removed once gone for the removal grace, ${formatGoDuration(removalGraceMs)}, unless the pod comes back)`,
+      failures.length === 0 ? "  errors: none" : "  errors by kind:",
+      ...failures,
+      "",
+    ].join("\n")
+  }
+
+  private eventCounts(): string {
+    return shownKinds.map((kind) => `${kind} ${this.events.get(kind) ?? 0}`).join(", ")
+  }
+}

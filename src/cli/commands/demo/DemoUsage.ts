@@ -1,0 +1,33 @@
+import { settingFlagsHelp } from "../run/RunUsage.ts"
+
+/** The help of `gpu-serials demo`. */
+export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
+                        [--exec-latency D] [--postgres-url URL] [SETTING FLAGS]
+
+Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU
+nodes whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on
+stdout as they arrive, logs and a progress line every 5 seconds on stderr, then a summary. The
+default fleet of 8 nodes has GB200 NVL72 trays (serials shared per module, one chassis), H100 HGX,
+a MIG A100, a T4 VM, a bare-metal RTX 4090 workstation without providerID or serial, and a node
+whose driver is broken. The kubeconfig path is printed, so kubectl can look at the cluster while
+the demo runs, and the kubectl command that shows the node labels with GPU serials. The health
+server listens on 127.0.0.1 and a free port unless --server-address/SERVER_ADDRESS or
+--server-port/SERVER_PORT say otherwise. The removal grace is 10s, so GPUs of nodes that leave are
+removed while the demo runs, unless --removal-grace or REMOVAL_GRACE says otherwise. With the
+http exporter in the pipeline (--exporter stdout,http), records go to an HTTP receiver the demo
+runs on 127.0.0.1, counted in the summary, unless --http-endpoint or HTTP_ENDPOINT names another.
+
+  --nodes N          GPU nodes (default 8)
+  --duration D       how long to run, Go syntax (default 20s; 0 runs until Ctrl-C)
+  --fault-rate P     probability of each injected fault per request or exec: 5xx, 429, exec hang,
+                     non-zero exit, truncated and garbage output (default 0)
+  --churn R          pod restarts and GPU swaps per minute, node joins and leaves at half that
+                     (default 0)
+  --seed S           same seed, same cluster (default gpu-serials)
+  --exec-latency D   nvidia-smi run time in the simulated pods (default: median 150ms, p99 600ms)
+  --postgres-url URL database of the postgres exporter (--exporter stdout,postgres), its tables
+                     created when missing; e.g. postgres://127.0.0.1:5432/test?sslmode=disable
+
+Setting flags are those of 'gpu-serials run' (the demo sets --cluster-name demo and --kubeconfig):
+${settingFlagsHelp}
+`

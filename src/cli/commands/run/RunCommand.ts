@@ -1,0 +1,40 @@
+import * as Effect from "effect/Effect"
+import * as JsonLogger from "../../../log/JsonLogger.ts"
+import { redactUrlsIn } from "../../../log/UrlRedaction.ts"
+import { runGpuSerialsService } from "../../../service/GpuSerialsService.ts"
+import type { LoadedServiceConfig } from "../../../service/PipelineConfig.ts"
+import { CliIo } from "../../CliIo.ts"
+import { ExitCode } from "../../ExitCode.ts"
+import { loadServiceConfig } from "../../ServiceConfigLoader.ts"
+import { serviceVersion } from "../../Version.ts"
+import { reportInvalidConfig } from "../config/ConfigCommand.ts"
+
+/** Runs the service with a loaded configuration; reports a start failure and answers the exit code. */
+export const serveWith = Effect.fn("serveWith")(function* (
+  loaded: LoadedServiceConfig,
+  hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "tapEvents" | "onListening"> = {},
+) {
+  const io = yield* CliIo
+  return yield* runGpuSerialsService({
+    config: loaded.config,
+    exporters: loaded.exporters,
+    serviceVersion,
+    ...hooks,
+  }).pipe(
+    Effect.provide(JsonLogger.layer({ level: loaded.config.telemetry.logLevel })),
+    Effect.as(ExitCode.ok),
+    Effect.catch((error) =>
+      io
+        .stderr(`gpu-serials: the service could not start: ${redactUrlsIn(error.message)}\n`)
+        .pipe(Effect.as(ExitCode.failure)),
+    ),
+  )
+})
+
+/** `gpu-serials run`. */
+export const runCommand = Effect.fn("RunCommand")(function* (argv: ReadonlyArray<string>) {
+  return yield* loadServiceConfig(argv).pipe(
+    Effect.flatMap((loaded) => serveWith(loaded)),
+    Effect.catchTag("ConfigInvalid", reportInvalidConfig),
+  )
+})

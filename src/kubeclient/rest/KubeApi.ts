@@ -1,0 +1,317 @@
+import type { IncomingMessage } from "node:http"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import type WebSocket from "ws"
+import type { ClusterAccess } from "../clientcmd/ClusterAccess.ts"
+import { type KubeConfigError, type KubeConfigOrigin, loadClusterAccess } from "../clientcmd/KubeconfigLoader.ts"
+import type { LabelPatch } from "../labels/LabelPatch.ts"
+import { type ExecCall, openExecSession } from "../remotecommand/ExecSession.ts"
+import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
+import { type KubeRequest, makeKubeTransport, queryOf, readBody, refusal } from "./KubeTransport.ts"
+import * as TokenBucket from "./TokenBucket.ts"
+import { type WatchEvent, watchEventLines } from "./WatchEventLines.ts"
+
+export type { ExecCall } from "../remotecommand/ExecSession.ts"
+export type { WatchEvent } from "./WatchEventLines.ts"
+
+/** One page of a list call. */
+export interface ListPage {
+  /** Continue token of the previous page; absent for the first. */
+  readonly continueToken?: string
+  readonly limit: number
+}
+
+/** A listed page: its raw objects, the list's resourceVersion and the token of the next page, if any. */
+export interface ListedPage {
+  readonly items: ReadonlyArray<unknown>
+  readonly resourceVersion: string
+  readonly continueToken: string | undefined
+}
+
+export interface WatchRequest {
+  /** Collection path, e.g. `/api/v1/namespaces/gpu-operator/pods` or `/api/v1/nodes`. */
+  readonly path: string
+  readonly labelSelector?: string
+  /** Resume after this resourceVersion. */
+  readonly resourceVersion: string
+  /** Server-side lifetime of the watch. */
+  readonly timeoutSeconds: number
+}
+
+/**
+ * A watch's events in the order they arrived. Taking fails with `Done` when the watch ended normally (the
+ * server closed it, or it stayed silent for the watch inactivity deadline) and with a `KubeApiError` when it broke.
+ */
+export type WatchEvents = Queue.Dequeue<WatchEvent, KubeApiError | Cause.Done>
+
+export interface KubeApiOptions {
+  /** Kubeconfig path(s); empty: in-cluster, then `~/.kube/config`. */
+  readonly kubeconfig: string
+  readonly qps: number
+  readonly burst: number
+  /** Deadline of each REST call (one page of a list). */
+  readonly requestTimeoutMs: number
+  /** Deadline of the WebSocket upgrade of an exec. */
+  readonly execHandshakeTimeoutMs: number
+  /** A watch silent (not even a bookmark) for this long ends normally; `defaultWatchInactivityMs` unless given. */
+  readonly watchInactivityMs?: number
+}
+
+export const defaultRequestTimeoutMs = 30_000
+export const defaultExecHandshakeTimeoutMs = 10_000
+
+/** Slack between a request's own abort and the Effect deadline above it. */
+const deadlineSlackMs = 1_000
+
+/**
+ * The Kubernetes API as the receiver uses it: pages of pods and nodes, watches, exec sessions and patches
+ * of node labels. Every
+ * call takes a token from one QPS/BURST bucket first and has a deadline; watches and exec sockets are
+ * closed when the scope that opened them closes.
+ */
+export class KubeApi extends Context.Service<
+  KubeApi,
+  {
+    /** The kubeconfig file(s) read, `in-cluster`, or `given` for a configuration handed over by the caller. */
+    readonly origin: KubeConfigOrigin
+    readonly listPods: (
+      namespace: string,
+      labelSelector: string,
+      page: ListPage,
+    ) => Effect.Effect<ListedPage, KubeApiError>
+    readonly listNodes: (page: ListPage) => Effect.Effect<ListedPage, KubeApiError>
+    readonly watch: (request: WatchRequest) => Effect.Effect<WatchEvents, KubeApiError, Scope.Scope>
+    /**
+     * Merges `labels` into the node's `metadata.labels` (a JSON merge patch without resourceVersion, so it
+     * never conflicts): a value sets a label, `null` removes it, other labels stay as they are. Answers
+     * the node's resourceVersion after the patch.
+     */
+    readonly patchNodeLabels: (node: string, labels: LabelPatch) => Effect.Effect<string, KubeApiError>
+    /** Opens the exec session; the socket is terminated when the scope closes. */
+    readonly exec: (call: ExecCall) => Effect.Effect<WebSocket, KubeApiError, Scope.Scope>
+  }
+>()("gpu-serials/kubeclient/rest/KubeApi") {
+  /** The API of the cluster a kubeconfig (or the pod's service account) names. */
+  static readonly layer = (options: KubeApiOptions): Layer.Layer<KubeApi, KubeConfigError> =>
+    Layer.effect(
+      KubeApi,
+      Effect.gen(function* () {
+        const { access, origin } = yield* loadClusterAccess(options.kubeconfig)
+        return yield* KubeApi.make(access, options, origin)
+      }),
+    )
+
+  static readonly make = (
+    access: ClusterAccess,
+    options: Omit<KubeApiOptions, "kubeconfig">,
+    origin: KubeConfigOrigin = "given",
+  ): Effect.Effect<KubeApi["Service"]> =>
+    Effect.gen(function* () {
+      const bucket = yield* TokenBucket.make({ qps: options.qps, burst: options.burst })
+      const transport = makeKubeTransport(access)
+      const requestTimeout = Duration.millis(options.requestTimeoutMs + deadlineSlackMs)
+      const handshakeTimeout = Duration.millis(options.execHandshakeTimeoutMs + deadlineSlackMs)
+
+      /** One request and its whole body, parsed, under the request deadline. */
+      const call = (operation: string, request: KubeRequest): Effect.Effect<unknown, KubeApiError> =>
+        bucket.take.pipe(
+          Effect.andThen(
+            Effect.tryPromise({
+              try: async (interrupted) => {
+                const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
+                const response = await transport.open(request, signal)
+                const body = await readBody(operation, response, signal)
+                return parsedAnswer(operation, body)
+              },
+              catch: (cause) => kubeApiErrorOf(operation, cause),
+            }).pipe(Effect.timeout(requestTimeout)),
+          ),
+          Effect.catchTag("TimeoutError", () => Effect.fail(timedOut(operation))),
+        )
+
+      const list = (operation: string, path: string, selector: Record<string, string>, page: ListPage) =>
+        call(operation, {
+          method: "GET",
+          path: path + queryOf({ ...selector, limit: page.limit, continue: page.continueToken }),
+        }).pipe(Effect.map(listedPage))
+
+      const listPods = (namespace: string, labelSelector: string, page: ListPage) =>
+        list("list pods", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { labelSelector }, page)
+
+      const listNodes = (page: ListPage) => list("list nodes", "/api/v1/nodes", {}, page)
+
+      const patchNodeLabels = (node: string, labels: LabelPatch) =>
+        call("patch node", {
+          method: "PATCH",
+          path: `/api/v1/nodes/${encodeURIComponent(node)}`,
+          contentType: "application/merge-patch+json",
+          body: JSON.stringify({ metadata: { labels } }),
+        }).pipe(Effect.map(resourceVersionOf))
+
+      const watch = Effect.fnUntraced(function* (
+        request: WatchRequest,
+      ): Effect.fn.Return<WatchEvents, KubeApiError, Scope.Scope> {
+        const operation = `watch ${request.path}`
+        yield* bucket.take
+        const events = yield* Queue.unbounded<WatchEvent, KubeApiError | Cause.Done>()
+        const path =
+          request.path +
+          queryOf({
+            watch: true,
+            resourceVersion: request.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: request.timeoutSeconds,
+            labelSelector: request.labelSelector,
+          })
+        const response = yield* Effect.tryPromise({
+          try: async (interrupted) => {
+            const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
+            const response = await transport.open({ method: "GET", path }, signal)
+            if (interrupted.aborted) {
+              response.destroy()
+            }
+            return response
+          },
+          catch: (cause) => kubeApiErrorOf(operation, cause),
+        }).pipe(
+          Effect.timeout(requestTimeout),
+          Effect.catchTag("TimeoutError", () => Effect.fail(timedOut(operation))),
+        )
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            response.destroy()
+            Queue.shutdownUnsafe(events)
+          }),
+        )
+        streamEvents(operation, options.watchInactivityMs ?? defaultWatchInactivityMs, response, events)
+        return events
+      })
+
+      const exec = Effect.fnUntraced(function* (
+        call: ExecCall,
+      ): Effect.fn.Return<WebSocket, KubeApiError, Scope.Scope> {
+        yield* bucket.take
+        const socket = yield* Effect.tryPromise({
+          try: (signal) =>
+            openExecSession(transport, call, options.execHandshakeTimeoutMs, signal).then((opened) => {
+              if (signal.aborted) {
+                opened.terminate()
+              }
+              return opened
+            }),
+          catch: (cause) => kubeApiErrorOf("exec", cause),
+        }).pipe(
+          Effect.timeout(handshakeTimeout),
+          Effect.catchTag("TimeoutError", () => Effect.fail(timedOut("exec"))),
+        )
+        yield* Effect.addFinalizer(() => Effect.sync(() => socket.terminate()))
+        return socket
+      })
+
+      return KubeApi.of({ origin, listPods, listNodes, watch, patchNodeLabels, exec })
+    })
+}
+
+/** A watch that sends nothing, not even a bookmark, for this long ends; it is resumed from its last resourceVersion. */
+export const defaultWatchInactivityMs = 30_000
+
+/**
+ * Feeds a watch response into `events`: each line an event; the end of the body (the server's timeout),
+ * or silence for `inactivityMs`, ends them normally; a refusal, a broken connection or an unreadable
+ * stream fails them.
+ */
+const streamEvents = (
+  operation: string,
+  inactivityMs: number,
+  response: IncomingMessage,
+  events: Queue.Queue<WatchEvent, KubeApiError | Cause.Done>,
+): void => {
+  const status = response.statusCode ?? 0
+  if (status !== 200) {
+    readBody(operation, response, AbortSignal.timeout(watchRefusalReadMs)).then(
+      () => Queue.failCauseUnsafe(events, Cause.fail(refusal(operation, status, ""))),
+      (error: unknown) => Queue.failCauseUnsafe(events, Cause.fail(kubeApiErrorOf(operation, error))),
+    )
+    return
+  }
+  let finished = false
+  const finish = (error: KubeApiError | undefined) => {
+    if (finished) return
+    finished = true
+    clearTimeout(silence)
+    if (error === undefined) {
+      Queue.endUnsafe(events)
+    } else {
+      Queue.failCauseUnsafe(events, Cause.fail(error))
+    }
+    response.destroy()
+  }
+  const silence = setTimeout(() => finish(undefined), inactivityMs)
+  silence.unref()
+  const lines = watchEventLines((event) => {
+    Queue.offerUnsafe(events, event)
+  })
+  response.on("data", (chunk: Buffer) => {
+    if (finished) return
+    silence.refresh()
+    try {
+      lines.push(chunk)
+    } catch (error) {
+      finish(kubeApiErrorOf(operation, error))
+    }
+  })
+  response.on("end", () => {
+    if (finished) return
+    lines.end()
+    finish(undefined)
+  })
+  response.on("error", (error) => finish(kubeApiErrorOf(operation, error)))
+  response.on("close", () => {
+    if (!response.complete) {
+      finish(new KubeApiError({ operation, kind: "connection", detail: "the watch connection broke" }))
+    }
+  })
+}
+
+/** A refused watch's Status body comes with its headers; this only bounds a server that never sends it. */
+const watchRefusalReadMs = 5_000
+
+/** An answer's JSON; one that is not JSON is the server's fault, and its text stays out of the error. */
+const parsedAnswer = (operation: string, body: Buffer): unknown => {
+  try {
+    return JSON.parse(body.toString("utf8"))
+  } catch {
+    throw new KubeApiError({ operation, kind: "server-error", detail: "the answer is not JSON" })
+  }
+}
+
+const timedOut = (operation: string): KubeApiError =>
+  new KubeApiError({ operation, kind: "timeout", detail: "no answer before the deadline" })
+
+interface ListShape {
+  readonly items?: ReadonlyArray<unknown> | null
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string } | null
+}
+
+const listedPage = (body: unknown): ListedPage => {
+  const list = (typeof body === "object" && body !== null ? body : {}) as ListShape
+  const continueToken = list.metadata?.continue
+  return {
+    items: Array.isArray(list.items) ? list.items : [],
+    resourceVersion: typeof list.metadata?.resourceVersion === "string" ? list.metadata.resourceVersion : "",
+    continueToken: typeof continueToken === "string" && continueToken !== "" ? continueToken : undefined,
+  }
+}
+
+const resourceVersionOf = (body: unknown): string => {
+  const metadata = (typeof body === "object" && body !== null ? body : {}) as {
+    readonly metadata?: { readonly resourceVersion?: unknown } | null
+  }
+  const version = metadata.metadata?.resourceVersion
+  return typeof version === "string" ? version : ""
+}

@@ -1,0 +1,199 @@
+import * as http from "node:http"
+import * as https from "node:https"
+import * as tls from "node:tls"
+import type { ClusterAccess, KubeRequestOptions } from "../clientcmd/ClusterAccess.ts"
+import { KubeApiError, kindOfStatus, shortDetail, statusMessageOf } from "./KubeApiError.ts"
+
+/** One request to the API server: a path with its query, and a JSON body for writes. */
+export interface KubeRequest {
+  readonly method: "GET" | "POST" | "PUT" | "PATCH"
+  /** Path below the server URL, query included, e.g. `/api/v1/nodes?limit=500`. */
+  readonly path: string
+  readonly contentType?: string
+  readonly body?: string
+}
+
+export type { KubeRequestOptions } from "../clientcmd/ClusterAccess.ts"
+
+/**
+ * The API server as plain HTTP(S): every request carries the authentication and TLS settings of the
+ * cluster's access (bearer token, client certificate, CA, agent), filled again for each request so a rotated
+ * service-account token is picked up. Nothing is kept between requests but the access's agent and one
+ * TLS context, built again only when the CA or client certificate changes.
+ */
+export interface KubeTransport {
+  /** The WebSocket URL of a path, `wss://…` for an `https` server. */
+  readonly socketUrl: (path: string) => string
+  /** The request options (headers, TLS, agent) the access gives, for a WebSocket upgrade. */
+  readonly requestOptions: () => Promise<KubeRequestOptions>
+  /**
+   * Sends the request and resolves with the response once its headers arrived. Aborting `signal` before
+   * then fails the request; afterwards the response is the caller's to consume or destroy.
+   */
+  readonly open: (request: KubeRequest, signal: AbortSignal) => Promise<http.IncomingMessage>
+}
+
+export const makeKubeTransport = (access: ClusterAccess): KubeTransport => {
+  const { server } = access
+  const contexts = secureContexts()
+  const requestOptions = async (): Promise<KubeRequestOptions> => {
+    const options: KubeRequestOptions = {}
+    await access.applyTo(options)
+    if (server.startsWith("https:")) {
+      const context = contexts.contextOf(options)
+      if (context !== undefined) options.secureContext = context
+    }
+    return options
+  }
+
+  const open = async (request: KubeRequest, signal: AbortSignal): Promise<http.IncomingMessage> => {
+    signal.throwIfAborted()
+    const options = await requestOptions()
+    signal.throwIfAborted()
+    const headers: http.OutgoingHttpHeaders = {
+      ...(options.headers as http.OutgoingHttpHeaders | undefined),
+      Accept: "application/json",
+    }
+    if (request.body !== undefined) {
+      headers["Content-Type"] = request.contentType ?? "application/json"
+      headers["Content-Length"] = Buffer.byteLength(request.body)
+    }
+    const url = new URL(server + request.path)
+    const send = url.protocol === "https:" ? https.request : http.request
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      const onAbort = () => outgoing.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"))
+      const outgoing = send(url, { ...options, method: request.method, headers }, (response) => {
+        signal.removeEventListener("abort", onAbort)
+        resolve(response)
+      })
+      outgoing.on("error", (error) => {
+        signal.removeEventListener("abort", onAbort)
+        reject(error)
+      })
+      signal.addEventListener("abort", onAbort, { once: true })
+      outgoing.end(request.body)
+    })
+  }
+
+  return { socketUrl: (path) => server.replace(/^http/, "ws") + path, requestOptions, open }
+}
+
+type TlsMaterial = string | Buffer | Array<string | Buffer> | undefined
+
+const sameMaterial = (left: TlsMaterial, right: TlsMaterial): boolean => {
+  if (left === right) return true
+  if (Buffer.isBuffer(left) && Buffer.isBuffer(right)) return left.equals(right)
+  if (Array.isArray(left) && Array.isArray(right)) {
+    return left.length === right.length && left.every((part, index) => sameMaterial(part, right[index]))
+  }
+  return false
+}
+
+interface CachedContext {
+  readonly ca: TlsMaterial
+  readonly cert: TlsMaterial
+  readonly key: TlsMaterial
+  readonly context: tls.SecureContext
+}
+
+/**
+ * One TLS context for as long as the kubeconfig's CA and client certificate stay the same: building it
+ * (parsing the certificates) for every connection would cost more than the rest of an exec's upgrade.
+ * Options it cannot express (a PFX bundle, a passphrase) leave the context to each connection.
+ */
+export const secureContexts = () => {
+  let cached: CachedContext | undefined
+  return {
+    contextOf: (options: https.RequestOptions): tls.SecureContext | undefined => {
+      if (options.pfx !== undefined || options.passphrase !== undefined) return undefined
+      const ca = options.ca as TlsMaterial
+      const cert = options.cert as TlsMaterial
+      const key = options.key as TlsMaterial
+      if (
+        cached === undefined ||
+        !sameMaterial(cached.ca, ca) ||
+        !sameMaterial(cached.cert, cert) ||
+        !sameMaterial(cached.key, key)
+      ) {
+        cached = {
+          ca,
+          cert,
+          key,
+          context: tls.createSecureContext({
+            ...(ca === undefined ? {} : { ca }),
+            ...(cert === undefined ? {} : { cert }),
+            ...(key === undefined ? {} : { key }),
+          }),
+        }
+      }
+      return cached.context
+    },
+  }
+}
+
+/** A refused request's Status body is read up to this size for its message. */
+const statusBodyBytes = 16 * 1024
+
+/**
+ * The whole body of a response, or the failure its status means (the Status message as detail). Aborting
+ * `signal` destroys the response and fails the read.
+ */
+export const readBody = (operation: string, response: http.IncomingMessage, signal: AbortSignal): Promise<Buffer> =>
+  new Promise<Buffer>((resolve, reject) => {
+    const status = response.statusCode ?? 0
+    const refused = status < 200 || status > 299
+    const chunks: Array<Buffer> = []
+    let length = 0
+    const onAbort = () => response.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"))
+    const settle = () => signal.removeEventListener("abort", onAbort)
+    if (signal.aborted) {
+      onAbort()
+    } else {
+      signal.addEventListener("abort", onAbort, { once: true })
+    }
+    response.on("data", (chunk: Buffer) => {
+      if (refused && length >= statusBodyBytes) return
+      chunks.push(chunk)
+      length += chunk.length
+    })
+    response.on("end", () => {
+      settle()
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length)
+      if (refused) {
+        reject(refusal(operation, status, body.toString("utf8", 0, Math.min(length, statusBodyBytes))))
+      } else {
+        resolve(body)
+      }
+    })
+    response.on("error", (error) => {
+      settle()
+      reject(error)
+    })
+    response.on("close", () => {
+      if (!response.complete) {
+        settle()
+        reject(new Error("the response was cut off"))
+      }
+    })
+  })
+
+/** The failure an HTTP status and its Status body mean. */
+export const refusal = (operation: string, status: number, body: string): KubeApiError =>
+  new KubeApiError({
+    operation,
+    kind: kindOfStatus(status),
+    status,
+    detail: shortDetail(statusMessageOf(body) ?? `HTTP ${status}`),
+  })
+
+/** `?a=1&b=2` of the given parameters, leaving out the undefined ones; empty when none is left. */
+export const queryOf = (parameters: Readonly<Record<string, string | number | boolean | undefined>>): string => {
+  const query = new URLSearchParams()
+  for (const [key, value] of Object.entries(parameters)) {
+    if (value !== undefined) {
+      query.set(key, String(value))
+    }
+  }
+  const text = query.toString()
+  return text === "" ? "" : `?${text}`
+}

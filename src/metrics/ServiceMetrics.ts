@@ -1,0 +1,74 @@
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { InventoryEventKind } from "../domain/InventoryEventKind.ts"
+import type { ExporterStats } from "../pipeline/Exporter.ts"
+import type { GpuInfoSource } from "./GpuInfoMetric.ts"
+
+/** Outcome of reading one node; `errorKind` is a bounded label (nvidia-smi error kind or exec failure kind). */
+export interface ReadingOutcome {
+  readonly result: "ok" | "partial" | "failed"
+  readonly errorKind?: string
+}
+
+/**
+ * How one node label patch ended: written, failed (retried later), the node was gone (forgotten), or
+ * abandoned: never sent, as the labeller closed when the shutdown budget ran out.
+ */
+export type NodeLabelPatchResult = "ok" | "failed" | "node-gone" | "abandoned"
+
+/** Which node label a skipped value was meant for. */
+export type SkippedNodeLabel = "serial" | "uuid" | "chassis"
+
+/** What the inventory knows now, read by gauges when metrics are collected. */
+export interface InventorySnapshot {
+  readonly gpus: number
+  readonly nodes: number
+  /** GPU count by product name (`unknown` when absent); bounded by the number of GPU models. */
+  readonly gpusByModel: Readonly<Record<string, number>>
+}
+
+/**
+ * The service's own metrics (PRODUCT.md §8): one set of instruments for /metrics (Prometheus text) and
+ * OTLP. Every label value is bounded — no pod or node names — except those of `gpu_serials_gpu_info`,
+ * one series per GPU by design (and turned off by a setting). Recording never fails and never blocks.
+ *
+ * A gauge's source is read while the scope that registered it is open: the component that owns it
+ * registers it, and when the component stops (a leader's term ends) the gauge reads as idle again
+ * instead of repeating the stopped component's last state.
+ */
+export class ServiceMetrics extends Context.Service<
+  ServiceMetrics,
+  {
+    readonly readingFinished: (outcome: ReadingOutcome) => Effect.Effect<void>
+    readonly execFinished: (durationSeconds: number, result: "ok" | "error" | "timeout") => Effect.Effect<void>
+    /** A node read succeeded now (the `last successful reading` timestamp gauge). */
+    readonly readingSucceededAt: (time: Date) => Effect.Effect<void>
+    readonly workQueueRetried: Effect.Effect<void>
+    /** A key was dropped after its last attempt; `reason` is a bounded label. */
+    readonly workQueueGaveUp: (reason: string) => Effect.Effect<void>
+    /** The reasons the work queue may give up for, each given a series at 0 so the first give-up counts in `increase()`. */
+    readonly workQueueMayGiveUp: (reasons: ReadonlyArray<string>) => Effect.Effect<void>
+    readonly informerRestarted: (resource: "pods" | "nodes") => Effect.Effect<void>
+    readonly inventoryEvents: (kind: InventoryEventKind, count: number) => Effect.Effect<void>
+    readonly leaderChanged: (leading: boolean) => Effect.Effect<void>
+    /** Registers the source of the work-queue depth gauge (read when metrics are collected). */
+    readonly observeWorkQueueDepth: (depth: () => number) => Effect.Effect<void, never, Scope.Scope>
+    /** One patch of a node's labels and how it ended. */
+    readonly nodeLabelPatched: (result: NodeLabelPatchResult) => Effect.Effect<void>
+    /** A value left out of a node's labels because it cannot be a label value. */
+    readonly nodeLabelValueSkipped: (label: SkippedNodeLabel) => Effect.Effect<void>
+    /** Registers the source of the gauge of nodes waiting to be labelled. */
+    readonly observeNodesToLabel: (waiting: () => number) => Effect.Effect<void, never, Scope.Scope>
+    /** Registers the source of the failing-nodes gauge: nodes whose last reading failed, by error kind. */
+    readonly observeFailingNodes: (byKind: () => ReadonlyMap<string, number>) => Effect.Effect<void, never, Scope.Scope>
+    /** Registers the source of the GPUs/nodes known gauges. */
+    readonly observeInventory: (snapshot: () => InventorySnapshot) => Effect.Effect<void, never, Scope.Scope>
+    /** Registers the GPUs `gpu_serials_gpu_info` reports, one series each (when the service has it on). */
+    readonly observeGpus: <T extends object>(source: GpuInfoSource<T>) => Effect.Effect<void, never, Scope.Scope>
+    /** Latest exporter counters by exporter id; the service refreshes them periodically. */
+    readonly exporterStats: (stats: Readonly<Record<string, ExporterStats>>) => Effect.Effect<void>
+    /** One export write: its duration and outcome, by exporter id. */
+    readonly exportWritten: (exporter: string, durationSeconds: number, ok: boolean) => Effect.Effect<void>
+  }
+>()("gpu-serials/metrics/ServiceMetrics") {}

@@ -1,0 +1,250 @@
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type { Health } from "../component/Component.ts"
+import type { ComponentStartError } from "../component/ComponentStartError.ts"
+import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
+import type { InventoryEvent } from "../domain/InventoryEvent.ts"
+import type { Exporter, ExporterStats } from "../pipeline/Exporter.ts"
+import type { ConfiguredExporter, ServiceContext } from "./ComponentRegistry.ts"
+
+/** The health of every exporter by id, and of all of them: healthy only when each one is. */
+export interface FanoutHealth extends Health {
+  readonly exporters: Readonly<Record<string, Health>>
+}
+
+export interface FanoutOptions {
+  /** Batches held for one exporter that has not taken them yet; beyond, its batches are dropped. Default 64. */
+  readonly laneCapacity?: number
+  /** How long an exporter may take to answer `health` or `stats`; default 1s. */
+  readonly answerTimeout?: Duration.Input
+  /**
+   * How long closing the scope waits for held batches to reach their exporter; default 1s, less when the
+   * service's shutdown deadline leaves less.
+   */
+  readonly shutdownTimeout?: Duration.Input
+}
+
+interface LaneCounters {
+  /** Records handed to the lane and not yet taken by its exporter. */
+  readonly pending: number
+  /** Records dropped because the exporter did not take them in time. */
+  readonly dropped: number
+}
+
+/** The hand-off to one exporter: its own small buffer and fiber, so it never waits for the others. */
+interface Lane {
+  readonly exporter: Exporter
+  readonly batches: Queue.Queue<ReadonlyArray<InventoryEvent>>
+  readonly counters: SubscriptionRef.SubscriptionRef<LaneCounters>
+  readonly lastStats: Ref.Ref<ExporterStats>
+}
+
+const zeroStats: ExporterStats = { sent: 0, failed: 0, retried: 0, dropped: 0, queued: 0 }
+
+const defectMessage = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
+
+/**
+ * Hands every batch to every exporter at once. Each exporter has its own lane (a bounded buffer of
+ * batches and a fiber), so one that is slow, failing or hanging only loses its own batches.
+ */
+export class ExporterFanout extends Context.Service<
+  ExporterFanout,
+  {
+    readonly ids: ReadonlyArray<string>
+    /** Hands the events to every exporter; never waits for any of them. */
+    readonly export: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
+    /** Waits until every exporter has written or given up what was handed over, at most `timeout`. */
+    readonly flush: (timeout: Duration.Input) => Effect.Effect<void>
+    readonly health: Effect.Effect<FanoutHealth>
+    readonly stats: Effect.Effect<Readonly<Record<string, ExporterStats>>>
+  }
+>()("gpu-serials/service/ExporterFanout") {
+  /** A fan-out over running exporters (ids must be unique); closing the scope stops the lanes. */
+  static readonly make = Effect.fnUntraced(function* (
+    exporters: ReadonlyArray<Exporter>,
+    options: FanoutOptions = {},
+  ): Effect.fn.Return<ExporterFanout["Service"], never, Scope.Scope> {
+    const laneCapacity = options.laneCapacity ?? 64
+    const answerTimeout = options.answerTimeout ?? Duration.seconds(1)
+    const shutdownTimeout = options.shutdownTimeout ?? Duration.seconds(1)
+    const deadline = yield* Effect.serviceOption(ShutdownDeadline)
+    const ids = exporters.map((exporter) => exporter.id)
+    if (new Set(ids).size !== ids.length) return yield* Effect.die(new Error(`exporter ids are not unique: ${ids}`))
+
+    const lanes: Array<Lane> = []
+    for (const exporter of exporters) {
+      const lane: Lane = {
+        exporter,
+        batches: yield* Queue.dropping<ReadonlyArray<InventoryEvent>>(laneCapacity),
+        counters: yield* SubscriptionRef.make<LaneCounters>({ pending: 0, dropped: 0 }),
+        lastStats: yield* Ref.make(zeroStats),
+      }
+      lanes.push(lane)
+      yield* Queue.take(lane.batches).pipe(
+        Effect.flatMap((batch) =>
+          Effect.suspend(() => exporter.export(batch)).pipe(
+            Effect.catchDefect((defect) =>
+              Effect.logWarning("exporter failed to take a batch").pipe(
+                Effect.annotateLogs({ exporter: exporter.id, records: batch.length, reason: defectMessage(defect) }),
+                Effect.andThen(
+                  SubscriptionRef.update(lane.counters, (counters) => ({
+                    ...counters,
+                    dropped: counters.dropped + batch.length,
+                  })),
+                ),
+              ),
+            ),
+            Effect.ensuring(
+              SubscriptionRef.update(lane.counters, (counters) => ({
+                ...counters,
+                pending: counters.pending - batch.length,
+              })),
+            ),
+          ),
+        ),
+        Effect.forever,
+        Effect.forkScoped,
+      )
+    }
+
+    const waitUntilTaken = (lane: Lane): Effect.Effect<void> =>
+      SubscriptionRef.changes(lane.counters).pipe(
+        Stream.takeUntil((counters) => counters.pending === 0),
+        Stream.runDrain,
+      )
+
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(
+        lanes,
+        (lane) =>
+          Effect.gen(function* () {
+            yield* waitUntilTaken(lane).pipe(
+              // Interruptible inside the deadline, not around it: closing runs uninterruptibly after an interrupt.
+              Effect.interruptible,
+              Effect.timeoutOption(yield* closingBudget(deadline, shutdownTimeout, "flushing")),
+            )
+            const counters = yield* SubscriptionRef.get(lane.counters)
+            if (counters.pending > 0) {
+              yield* Effect.logWarning("exporter did not take its last batches").pipe(
+                Effect.annotateLogs({ exporter: lane.exporter.id, dropped: counters.pending }),
+              )
+            }
+            yield* Queue.shutdown(lane.batches)
+          }),
+        { concurrency: "unbounded", discard: true },
+      ),
+    )
+
+    const handOff = (lane: Lane, events: ReadonlyArray<InventoryEvent>) =>
+      Effect.gen(function* () {
+        yield* SubscriptionRef.update(lane.counters, (counters) => ({
+          ...counters,
+          pending: counters.pending + events.length,
+        }))
+        const taken = yield* Queue.offer(lane.batches, events)
+        if (!taken) {
+          yield* SubscriptionRef.update(lane.counters, (counters) => ({
+            pending: counters.pending - events.length,
+            dropped: counters.dropped + events.length,
+          }))
+        }
+      })
+
+    const exportEvents = (events: ReadonlyArray<InventoryEvent>): Effect.Effect<void> =>
+      events.length === 0 ? Effect.void : Effect.forEach(lanes, (lane) => handOff(lane, events), { discard: true })
+
+    const flush = (timeout: Duration.Input): Effect.Effect<void> =>
+      Effect.forEach(
+        lanes,
+        (lane) =>
+          waitUntilTaken(lane).pipe(
+            Effect.andThen(Effect.suspend(() => lane.exporter.flush(timeout))),
+            // The service flushes while it shuts down, uninterruptibly: the deadline must still cut it.
+            Effect.interruptible,
+            Effect.timeoutOption(timeout),
+            Effect.catchDefect(() => Effect.void),
+          ),
+        { concurrency: "unbounded", discard: true },
+      )
+
+    const laneHealth = (lane: Lane): Effect.Effect<Health> =>
+      Effect.gen(function* () {
+        if (yield* Queue.isFull(lane.batches)) return { healthy: false, message: "not taking records" }
+        const answer = yield* Effect.suspend(() => lane.exporter.health).pipe(
+          Effect.timeoutOption(answerTimeout),
+          Effect.catchDefect((defect) =>
+            Effect.succeed(Option.some<Health>({ healthy: false, message: defectMessage(defect) })),
+          ),
+        )
+        return Option.getOrElse(answer, () => ({
+          healthy: false,
+          message: `health did not answer within ${Duration.format(Duration.fromInputUnsafe(answerTimeout))}`,
+        }))
+      })
+
+    const health: Effect.Effect<FanoutHealth> = Effect.forEach(lanes, laneHealth, { concurrency: "unbounded" }).pipe(
+      Effect.map((answers) => {
+        const byId: Record<string, Health> = {}
+        const reasons: Array<string> = []
+        answers.forEach((answer, index) => {
+          const id = ids[index] ?? ""
+          byId[id] = answer
+          if (!answer.healthy) reasons.push(`${id}: ${answer.message ?? "unhealthy"}`)
+        })
+        return reasons.length === 0
+          ? { healthy: true, exporters: byId }
+          : { healthy: false, message: reasons.join("; "), exporters: byId }
+      }),
+    )
+
+    const laneStats = (lane: Lane): Effect.Effect<ExporterStats> =>
+      Effect.gen(function* () {
+        const answer = yield* Effect.suspend(() => lane.exporter.stats).pipe(
+          Effect.timeoutOption(answerTimeout),
+          Effect.catchDefect(() => Effect.succeedNone),
+        )
+        const exporterStats = Option.isSome(answer) ? answer.value : yield* Ref.get(lane.lastStats)
+        yield* Ref.set(lane.lastStats, exporterStats)
+        const counters = yield* SubscriptionRef.get(lane.counters)
+        return {
+          ...exporterStats,
+          dropped: exporterStats.dropped + counters.dropped,
+          queued: exporterStats.queued + counters.pending,
+        }
+      })
+
+    const stats = Effect.forEach(lanes, laneStats, { concurrency: "unbounded" }).pipe(
+      Effect.map((all) => {
+        const byId: Record<string, ExporterStats> = {}
+        all.forEach((entry, index) => {
+          byId[ids[index] ?? ""] = entry
+        })
+        return byId
+      }),
+    )
+
+    return ExporterFanout.of({ ids, export: exportEvents, flush, health, stats })
+  })
+
+  /** Creates the configured exporters and the fan-out over them, for the lifetime of the layer. */
+  static readonly layer = (
+    configured: ReadonlyArray<ConfiguredExporter>,
+    settings: ServiceContext,
+    options: FanoutOptions = {},
+  ): Layer.Layer<ExporterFanout, ComponentStartError> =>
+    Layer.effect(
+      ExporterFanout,
+      Effect.gen(function* () {
+        const exporters = yield* Effect.forEach(configured, (entry) => entry.create(settings))
+        return yield* ExporterFanout.make(exporters, options)
+      }),
+    )
+}
