@@ -5,6 +5,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { Health } from "../component/Component.ts"
+import { defectMessage, shortMessage } from "../log/ShortMessage.ts"
 import { redactUrlsIn } from "../log/UrlRedaction.ts"
 
 /** The answer of `/readyz`: ready only when every check passes; each check by name, `ok` or why not. */
@@ -26,9 +27,6 @@ export interface ReadinessOptions {
 /** The word a passing check shows in the answer; a passing check with a note shows it after, as `ok (following)`. */
 export const passing = "ok"
 
-/** Longest reason shown for one check, so the answer stays short whatever a component reports. */
-const maxReasonLength = 200
-
 interface Registration {
   readonly check: Effect.Effect<Health>
 }
@@ -41,13 +39,9 @@ interface Answer {
 const notStarted: Answer = { passed: false, shown: "not started" }
 
 /** A reason as `/readyz` shows it: URLs redacted (a client's message may quote one), one short line. */
-const shortReason = (reason: string): string => {
-  const oneLine = redactUrlsIn(reason).replace(/\s+/g, " ").trim()
-  return oneLine.length > maxReasonLength ? `${oneLine.slice(0, maxReasonLength - 1)}…` : oneLine
-}
+const shortReason = (reason: string): string => shortMessage(redactUrlsIn(reason))
 
-const defectReason = (defect: unknown): string =>
-  `check failed: ${defect instanceof Error ? defect.message : String(defect)}`
+const defectReason = (defect: unknown): string => `check failed: ${defectMessage(defect)}`
 
 /**
  * The named checks `/readyz` is made of. Components register theirs when they start (informers synced,

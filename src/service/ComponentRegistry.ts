@@ -7,6 +7,7 @@ import type * as Scope from "effect/Scope"
 import type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings } from "../component/Component.ts"
 import { ComponentConfigError } from "../component/ComponentConfigError.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
+import { defectMessage } from "../log/ShortMessage.ts"
 import type { Exporter, ExporterFactory } from "../pipeline/Exporter.ts"
 import * as ExporterModule from "./ExporterModule.ts"
 
@@ -57,12 +58,6 @@ export interface ResolveOptions {
   readonly baseDir: string
 }
 
-const defectMessage = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
-
-/** What a third-party factory failed with, whatever shape its error has. */
-const startFailureMessage = (error: unknown): string =>
-  Predicate.hasProperty(error, "message") && Predicate.isString(error.message) ? error.message : defectMessage(error)
-
 /** A third-party exporter answers under its section's id, whatever id it gave itself. */
 const underId = (id: string, exporter: Exporter): Exporter => ({
   id,
@@ -86,7 +81,7 @@ const configured = (
       Effect.mapError((error: unknown) =>
         error instanceof ComponentStartError
           ? error
-          : new ComponentStartError({ component: id, message: startFailureMessage(error) }),
+          : new ComponentStartError({ component: id, message: defectMessage(error) }),
       ),
       Effect.catchDefect((defect) =>
         Effect.fail(new ComponentStartError({ component: id, message: defectMessage(defect) })),

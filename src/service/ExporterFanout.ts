@@ -12,6 +12,7 @@ import type { Health } from "../component/Component.ts"
 import type { ComponentStartError } from "../component/ComponentStartError.ts"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
+import { defectMessage } from "../log/ShortMessage.ts"
 import type { Exporter, ExporterStats } from "../pipeline/Exporter.ts"
 import type { ConfiguredExporter, ServiceContext } from "./ComponentRegistry.ts"
 
@@ -48,8 +49,6 @@ interface Lane {
 }
 
 const zeroStats: ExporterStats = { sent: 0, failed: 0, retried: 0, dropped: 0, queued: 0 }
-
-const defectMessage = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
 /**
  * Hands every batch to every exporter at once. Each exporter has its own lane (a bounded buffer of

@@ -3,6 +3,7 @@ import { pathToFileURL } from "node:url"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { shortMessage } from "../log/ShortMessage.ts"
 import type { ExporterFactory } from "../pipeline/Exporter.ts"
 
 /** A module named in the config could not be imported or does not export an exporter factory. */
@@ -49,10 +50,10 @@ export const factoryShapeProblems = (candidate: unknown): ReadonlyArray<string> 
 const isExporterFactory = (candidate: unknown): candidate is ExporterFactory =>
   factoryShapeProblems(candidate).length === 0
 
+/** The first line of an import's failure (a syntax error quotes the source after it), short. */
 const describeFailure = (cause: unknown): string => {
   const message = cause instanceof Error ? cause.message : String(cause)
-  const firstLine = message.split("\n", 1)[0] ?? message
-  return firstLine.length > 300 ? `${firstLine.slice(0, 299)}…` : firstLine
+  return shortMessage(message.split("\n", 1)[0] ?? message)
 }
 
 /**

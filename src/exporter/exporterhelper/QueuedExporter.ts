@@ -14,6 +14,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Health } from "../../component/Component.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import { defectMessage, shortMessage } from "../../log/ShortMessage.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import type { Exporter, ExporterStats } from "../../pipeline/Exporter.ts"
 import type { QueueSettings } from "./QueueSettings.ts"
@@ -101,14 +102,6 @@ const admit = (ledger: Ledger, offered: number, queueSize: number): readonly [Ad
   ]
 }
 
-const reasonLength = 200
-
-const shortReason = (message: string): string =>
-  message.length > reasonLength ? `${message.slice(0, reasonLength - 1)}…` : message
-
-const defectMessage = (defect: unknown): string =>
-  defect instanceof Error ? defect.message : typeof defect === "string" ? defect : "unexpected sink failure"
-
 /** A duration in whole seconds, as health reasons and log lines show it. */
 const wholeSeconds = (millis: number): string => {
   const seconds = Math.round(millis / 1000)
@@ -156,7 +149,7 @@ export const make = Effect.fnUntraced(function* (
       settled: current.settled + records,
       sent: outcome === "sent" ? current.sent + records : current.sent,
       dropped: outcome === "dropped" ? current.dropped + records : current.dropped,
-      lastFailure: failure === undefined ? undefined : shortReason(failure),
+      lastFailure: failure === undefined ? undefined : shortMessage(failure),
       retrying: undefined,
     }))
 
@@ -209,7 +202,7 @@ export const make = Effect.fnUntraced(function* (
         SubscriptionRef.update(ledger, (current) => ({
           ...current,
           failed: current.failed + batch.length,
-          lastFailure: shortReason(error.message),
+          lastFailure: shortMessage(error.message),
         })),
       ),
     )
@@ -247,7 +240,7 @@ export const make = Effect.fnUntraced(function* (
             attempts,
             after: wholeSeconds(nowMillis - startMillis),
             retryable: failure.retryable,
-            reason: shortReason(failure.message),
+            reason: shortMessage(failure.message),
           }),
           annotate,
         )
@@ -258,14 +251,14 @@ export const make = Effect.fnUntraced(function* (
         {
           ...current,
           retried: current.retried + records,
-          retrying: { reason: shortReason(failure.message), sinceMillis: startMillis },
+          retrying: { reason: shortMessage(failure.message), sinceMillis: startMillis },
         },
       ])
       if (started) {
         yield* Effect.logWarning("exporter write failed, retrying").pipe(
           Effect.annotateLogs({
             records,
-            reason: shortReason(failure.message),
+            reason: shortMessage(failure.message),
             maxElapsed: Duration.format(settings.retry.maxElapsed),
           }),
           annotate,

@@ -5,6 +5,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
+import { shortMessage } from "../../log/ShortMessage.ts"
 import { type Sink, SinkError } from "../exporterhelper/Sink.ts"
 import { networkFailure, statusFailure } from "./ExportFailure.ts"
 import { gpuLogRecord } from "./GpuLogRecord.ts"
@@ -102,7 +103,7 @@ export const make = (options: OtlpLogsSinkOptions): Sink => {
       const rejected = rejectedRecords(answer.answer)
       if (rejected.count > 0) {
         yield* Effect.logWarning("OTLP receiver rejected some log records").pipe(
-          Effect.annotateLogs({ rejected: rejected.count, reason: rejected.reason.slice(0, 200) }),
+          Effect.annotateLogs({ rejected: rejected.count, reason: shortMessage(rejected.reason) }),
         )
       }
     })

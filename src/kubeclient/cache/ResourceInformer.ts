@@ -10,6 +10,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { Health } from "../../component/Component.ts"
+import { shortMessage } from "../../log/ShortMessage.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import type { ListedPage, ListPage, WatchEvent, WatchEvents } from "../rest/KubeApi.ts"
 import { KubeApiError, kindOfStatus } from "../rest/KubeApiError.ts"
@@ -177,7 +178,7 @@ export const start = <T extends CachedObject>(
               operation: `watch ${source.resource}`,
               kind: status.code === undefined ? "server-error" : kindOfStatus(status.code),
               ...(status.code === undefined ? {} : { status: status.code }),
-              detail: (status.message ?? "the watch reported an error").slice(0, 160),
+              detail: shortMessage(status.message ?? "the watch reported an error"),
             }),
           )
         }

@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage } from "node:http"
 import WebSocket, { type ClientOptions } from "ws"
-import { KubeApiError, kindOfStatus, shortDetail, statusMessageOf } from "../rest/KubeApiError.ts"
+import { shortMessage } from "../../log/ShortMessage.ts"
+import { KubeApiError, kindOfStatus, statusMessageOf } from "../rest/KubeApiError.ts"
 
 /** Enough of a refused upgrade's body for its Status message. */
 const statusBodyBytes = 16 * 1024
@@ -35,7 +36,7 @@ export const openExecSocket = (
         operation: "exec",
         kind: kindOfStatus(status),
         status,
-        detail: shortDetail(message ?? `Unexpected server response: ${status}`),
+        detail: shortMessage(message ?? `Unexpected server response: ${status}`),
       })
       // The first error settles the session's opening; terminating then frees the request and its socket.
       socket.emit("error", refusal)

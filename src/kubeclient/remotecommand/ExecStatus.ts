@@ -1,5 +1,5 @@
 import type { V1Status } from "@kubernetes/client-node"
-import { shortDetail } from "../rest/KubeApiError.ts"
+import { shortMessage } from "../../log/ShortMessage.ts"
 
 /** How an exec ended, from its status frame: the command exited with a code, or it never ran. */
 export type ExecEnd =
@@ -21,6 +21,6 @@ export const execEndOf = (status: V1Status): ExecEnd => {
   }
   return {
     _tag: "NotStarted",
-    message: shortDetail(status.message ?? status.reason ?? "the command could not be started"),
+    message: shortMessage(status.message ?? status.reason ?? "the command could not be started"),
   }
 }

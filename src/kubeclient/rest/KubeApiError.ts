@@ -1,5 +1,6 @@
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { shortMessage } from "../../log/ShortMessage.ts"
 /**
  * What went wrong with a Kubernetes API call, as a bounded label: `throttled` (429), `server-error` (5xx),
  * `gone` (410, a resourceVersion or continue token too old), `rejected` (any other 4xx), `timeout` (no
@@ -24,19 +25,6 @@ export class KubeApiError extends Schema.TaggedError<KubeApiError>()("KubeApiErr
   get transient(): boolean {
     return this.kind !== "rejected"
   }
-}
-
-const detailLength = 160
-
-/**
- * A message on one line, at most 160 characters. A longer one keeps its start (what was refused, by
- * whom) and its end (why: an admission policy's message, the RBAC rule missing), joined by `…`.
- */
-export const shortDetail = (text: string): string => {
-  const line = text.replace(/\s+/g, " ").trim()
-  if (line.length <= detailLength) return line
-  const head = Math.floor((detailLength - 1) / 2)
-  return `${line.slice(0, head).trimEnd()}…${line.slice(line.length - (detailLength - 1 - head)).trimStart()}`
 }
 
 export const kindOfStatus = (status: number): KubeApiFailureKind =>
@@ -89,13 +77,13 @@ export const kubeApiErrorOf = (operation: string, cause: unknown): KubeApiError 
   }
   if (Predicate.hasProperty(cause, "statusCode") && Predicate.isNumber(cause.statusCode)) {
     const status = cause.statusCode
-    return new KubeApiError({ operation, kind: kindOfStatus(status), status, detail: shortDetail(messageOf(cause)) })
+    return new KubeApiError({ operation, kind: kindOfStatus(status), status, detail: shortMessage(messageOf(cause)) })
   }
   const message = messageOf(cause)
   const handshake = handshakeStatus.exec(message)
   if (handshake !== null) {
     const status = Number(handshake[1])
-    return new KubeApiError({ operation, kind: kindOfStatus(status), status, detail: shortDetail(message) })
+    return new KubeApiError({ operation, kind: kindOfStatus(status), status, detail: shortMessage(message) })
   }
-  return new KubeApiError({ operation, kind: "connection", detail: shortDetail(message) })
+  return new KubeApiError({ operation, kind: "connection", detail: shortMessage(message) })
 }

@@ -1,8 +1,9 @@
 import * as http from "node:http"
 import * as https from "node:https"
 import * as tls from "node:tls"
+import { shortMessage } from "../../log/ShortMessage.ts"
 import type { ClusterAccess, KubeRequestOptions } from "../clientcmd/ClusterAccess.ts"
-import { KubeApiError, kindOfStatus, shortDetail, statusMessageOf } from "./KubeApiError.ts"
+import { KubeApiError, kindOfStatus, statusMessageOf } from "./KubeApiError.ts"
 
 /** One request to the API server: a path with its query, and a JSON body for writes. */
 export interface KubeRequest {
@@ -183,7 +184,7 @@ export const refusal = (operation: string, status: number, body: string): KubeAp
     operation,
     kind: kindOfStatus(status),
     status,
-    detail: shortDetail(statusMessageOf(body) ?? `HTTP ${status}`),
+    detail: shortMessage(statusMessageOf(body) ?? `HTTP ${status}`),
   })
 
 /** `?a=1&b=2` of the given parameters, leaving out the undefined ones; empty when none is left. */

@@ -21,6 +21,7 @@ import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type InventoryEventKind, inventoryEventKinds } from "../../domain/InventoryEventKind.ts"
 import type { KnownGpu } from "../../domain/KnownGpu.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
+import { defectMessage } from "../../log/ShortMessage.ts"
 import { knownGpuInfoFields } from "../../metrics/GpuInfoLabels.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import { EventConsumer } from "../../pipeline/EventConsumer.ts"
@@ -61,8 +62,6 @@ const loadAttempts = 3
 const writeRetry = Schedule.exponential(Duration.seconds(1)).pipe(
   Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(30)))),
 )
-
-const defectMessage = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
 const countsByKind = (events: ReadonlyArray<InventoryEvent>): ReadonlyArray<readonly [InventoryEventKind, number]> =>
   inventoryEventKinds

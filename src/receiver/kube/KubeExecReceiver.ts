@@ -15,6 +15,7 @@ import { defaultInformerOptions, type InformerOptions } from "../../kubeclient/c
 import { KubeApi } from "../../kubeclient/rest/KubeApi.ts"
 import type { BackoffPolicy } from "../../kubeclient/workqueue/KeyBackoff.ts"
 import * as WorkQueue from "../../kubeclient/workqueue/WorkQueue.ts"
+import { defectMessage } from "../../log/ShortMessage.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import { outputExcerpt } from "../../nvsmi/OutputExcerpt.ts"
 import type { InventoryFeed } from "../../pipeline/InventoryFeed.ts"
@@ -356,7 +357,7 @@ export const make = (
       processKey(key).pipe(
         Effect.catchDefect((defect) =>
           Effect.logError("reading a pod failed unexpectedly").pipe(
-            Effect.annotateLogs({ pod: key, cause: String(defect).slice(0, 200) }),
+            Effect.annotateLogs({ pod: key, cause: defectMessage(defect) }),
           ),
         ),
       )

@@ -14,6 +14,7 @@ import { KubeApi } from "../../../kubeclient/rest/KubeApi.ts"
 import type { KubeApiError } from "../../../kubeclient/rest/KubeApiError.ts"
 import type { BackoffPolicy } from "../../../kubeclient/workqueue/KeyBackoff.ts"
 import * as WorkQueue from "../../../kubeclient/workqueue/WorkQueue.ts"
+import { defectMessage } from "../../../log/ShortMessage.ts"
 import { ServiceMetrics } from "../../../metrics/ServiceMetrics.ts"
 import { InventoryFeed } from "../../../pipeline/InventoryFeed.ts"
 import type { ClusterNode } from "../ClusterNode.ts"
@@ -232,7 +233,7 @@ export const make = (
           labelNode(name).pipe(
             Effect.catchDefect((defect) =>
               Effect.logError("labelling a node failed unexpectedly").pipe(
-                Effect.annotateLogs({ node: name, cause: String(defect).slice(0, 200) }),
+                Effect.annotateLogs({ node: name, cause: defectMessage(defect) }),
               ),
             ),
           )
