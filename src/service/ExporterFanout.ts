@@ -1,7 +1,6 @@
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
@@ -9,12 +8,10 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Health } from "../component/Component.ts"
-import type { ComponentStartError } from "../component/ComponentStartError.ts"
 import { closingBudget, ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import { defectMessage } from "../log/ShortMessage.ts"
 import type { Exporter, ExporterStats } from "../pipeline/Exporter.ts"
-import type { ConfiguredExporter, ServiceContext } from "./ComponentRegistry.ts"
 
 /** The health of every exporter by id, and of all of them: healthy only when each one is. */
 export interface FanoutHealth extends Health {
@@ -232,18 +229,4 @@ export class ExporterFanout extends Context.Service<
 
     return ExporterFanout.of({ ids, export: exportEvents, flush, health, stats })
   })
-
-  /** Creates the configured exporters and the fan-out over them, for the lifetime of the layer. */
-  static readonly layer = (
-    configured: ReadonlyArray<ConfiguredExporter>,
-    settings: ServiceContext,
-    options: FanoutOptions = {},
-  ): Layer.Layer<ExporterFanout, ComponentStartError> =>
-    Layer.effect(
-      ExporterFanout,
-      Effect.gen(function* () {
-        const exporters = yield* Effect.forEach(configured, (entry) => entry.create(settings))
-        return yield* ExporterFanout.make(exporters, options)
-      }),
-    )
 }

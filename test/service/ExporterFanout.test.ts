@@ -126,12 +126,14 @@ describe("ExporterFanout", () => {
         ],
         { baseDir: new URL("./", import.meta.url).pathname },
       )
-      const layer = ExporterFanout.layer(configured, { clusterName: "prod-eu", serviceVersion: "0.1.0" })
       yield* Effect.gen(function* () {
-        const fanout = yield* ExporterFanout
+        const exporters = yield* Effect.forEach(configured, (entry) =>
+          entry.create({ clusterName: "prod-eu", serviceVersion: "0.1.0" }),
+        )
+        const fanout = yield* ExporterFanout.make(exporters)
         assert.deepStrictEqual(fanout.ids, ["stdout", "memory"])
         assert.deepStrictEqual((yield* fanout.health).healthy, true)
-      }).pipe(Effect.provide(layer))
+      }).pipe(Effect.scoped)
     }),
   )
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { defaultKubeExecConfig } from "../../src/receiver/kube/KubeExecFactory.ts"
+import { factory as kubeExecFactory } from "../../src/receiver/kube/KubeExecFactory.ts"
 import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
 import { storeProblem } from "../../src/service/InventoryStoreHost.ts"
 
@@ -7,7 +7,7 @@ const stores = builtinComponents.stores
 const receiver = (enabled: boolean) => ({
   id: "kube_exec",
   type: "kube_exec",
-  config: { ...defaultKubeExecConfig, nodeLabels: { ...defaultKubeExecConfig.nodeLabels, enabled } },
+  config: { ...kubeExecFactory.defaultConfig, nodeLabels: { ...kubeExecFactory.defaultConfig.nodeLabels, enabled } },
 })
 
 describe("inventory store names", () => {

@@ -47,7 +47,6 @@ export interface WorkQueue<K> {
   readonly drain: Effect.Effect<void>
   /** Keys queued, being processed, or waiting out a delay. */
   readonly unfinished: Effect.Effect<number>
-  readonly isShutDown: Effect.Effect<boolean>
 }
 
 /** Builds a work queue whose delayed adds live in the current scope. */
@@ -203,6 +202,5 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
       shutDown,
       drain,
       unfinished: Effect.sync(() => state.length + state.processingCount + pendingAt.size),
-      isShutDown: Effect.sync(() => state.isShutDown),
     }
   })

@@ -378,10 +378,6 @@ export const fromKnown = (gpus: Iterable<KnownGpu>, loadedAt: Date, settings: In
   return { nodes: nodes.done(), locations: locations.done() }
 }
 
-/** Every known GPU, by node name and then index. */
-export const knownGpus = (state: Inventory): ReadonlyArray<KnownGpu> =>
-  [...state.nodes.values()].sort(byName).flatMap((entry) => [...entry.gpus.values()].sort(byIndex))
-
 /** Every known GPU, in no order, without sorting or copying: what gauges read at every collection. */
 export function* everyKnownGpu(state: Inventory): Generator<KnownGpu> {
   for (const entry of state.nodes.values()) yield* entry.gpus.values()

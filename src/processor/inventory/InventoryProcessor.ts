@@ -3,7 +3,6 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
@@ -32,7 +31,6 @@ import {
   fromKnown,
   type Inventory,
   inventorySnapshot,
-  knownGpus,
   type Transition,
   tick,
   transition,
@@ -85,8 +83,6 @@ export class InventoryProcessor extends Context.Service<
   {
     /** Applies one observation and hands its events, if any, to the sink. */
     readonly observe: (observation: NodeObservation) => Effect.Effect<void>
-    /** Every GPU known now, by node and index. */
-    readonly known: Effect.Effect<ReadonlyArray<KnownGpu>>
     /** Writes the changes not yet in the store now. */
     readonly flush: Effect.Effect<void, InventoryStoreError>
     /** Unhealthy while the store refuses the changes. */
@@ -257,17 +253,10 @@ export class InventoryProcessor extends Context.Service<
 
     return InventoryProcessor.of({
       observe,
-      known: SynchronizedRef.get(inventory).pipe(Effect.map(knownGpus)),
       flush: writePending,
       health,
     })
   })
-
-  /** The processor as a layer over the given sink and store. */
-  static readonly layer = (
-    options: InventoryProcessorOptions,
-  ): Layer.Layer<InventoryProcessor, ComponentStartError, ServiceMetrics> =>
-    Layer.effect(InventoryProcessor, InventoryProcessor.make(options))
 }
 
 /**

@@ -40,9 +40,6 @@ const elector: ElectorFactory<KubeExecConfig> = (config, lease, settings) =>
     return yield* LeaderElector.make(LeaseLock.make(access, lease.leaseNamespace, lease.leaseName), lease)
   })
 
-/** The receiver's config when nothing is set: the defaults of its settings. */
-export const defaultKubeExecConfig: KubeExecConfig = configuredBy(kubeExecSettings).defaultConfig
-
 /** The `kube_exec` receiver factory; its settings are those of `KubeExecConfig.ts`. */
 export const makeFactory = (tuning: KubeExecTuning = defaultTuning): KubeExecFactory => ({
   kind: "receiver",

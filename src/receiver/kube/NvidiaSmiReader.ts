@@ -35,8 +35,6 @@ export interface NvidiaSmiReader {
     deadlineMillis: number,
     driverBranch?: number,
   ) => Effect.Effect<NodeReading, ReadFailure, KubeApi | ServiceMetrics>
-  /** The format `auto` mode settled on for a node, if it did. */
-  readonly formatOf: (nodeName: string) => OutputFormat | undefined
   /** Forgets a node's format: its pod was replaced (a driver upgrade restarts it) or the node left. */
   readonly forget: (nodeName: string) => void
 }
@@ -157,7 +155,6 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
 
   return {
     read,
-    formatOf: (nodeName) => formats.get(nodeName),
     forget: (nodeName) => {
       formats.delete(nodeName)
     },

@@ -3,7 +3,7 @@ import { CoordinationV1Api, KubeConfig } from "@kubernetes/client-node"
 import { Clock, Effect, Exit, Fiber, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Elector, LeaseSettings } from "../../../src/pipeline/Leadership.ts"
-import { defaultKubeExecConfig, factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
+import { factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
 
 const namespace = "gpu-serials"
 const timings = { leaseDurationMs: 2_000, renewDeadlineMs: 1_200, retryPeriodMs: 200 }
@@ -58,7 +58,7 @@ describe("leader election against the simulated cluster", () => {
     const lease: LeaseSettings = { leaseName, leaseNamespace: namespace, identity: client, ...timings, ...overrides }
     return Effect.runPromise(
       Effect.scoped(
-        factory.elector({ ...defaultKubeExecConfig, kubeconfig: kubeconfigs.get(client) ?? "" }, lease, {
+        factory.elector({ ...factory.defaultConfig, kubeconfig: kubeconfigs.get(client) ?? "" }, lease, {
           id: "kube_exec",
           clusterName: "test",
           serviceVersion: "0.0.0",

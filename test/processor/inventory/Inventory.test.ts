@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest"
 import type { Gpu } from "../../../src/domain/Gpu.ts"
+import type { KnownGpu } from "../../../src/domain/KnownGpu.ts"
 import {
   empty,
   fromKnown,
+  type Inventory,
   inventorySnapshot,
-  knownGpus,
   locate,
   tick,
   transition,
@@ -28,6 +29,12 @@ import {
   settings,
   tickAt,
 } from "./Observations.ts"
+
+/** Every GPU the inventory knows, by node name and then index. */
+const knownGpus = (state: Inventory): ReadonlyArray<KnownGpu> =>
+  [...state.nodes.values()]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .flatMap((entry) => [...entry.gpus.values()].sort((a, b) => a.gpu.index - b.gpu.index))
 
 const gpusA = hostGpus("a")
 const gpusB = hostGpus("b")

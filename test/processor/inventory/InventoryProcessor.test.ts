@@ -135,7 +135,7 @@ describe("InventoryProcessor", () => {
       yield* advanceSeconds(120)
       assert.strictEqual(batches.length, 3)
       assert.deepStrictEqual(metrics.recorded.events, { added: 8, observed: 8, removed: 8 })
-      assert.deepStrictEqual(yield* processor.known, [])
+      assert.strictEqual(metrics.recorded.inventory().gpus, 0)
       yield* processor.flush
       assert.deepStrictEqual(yield* memory.current, [])
     }),

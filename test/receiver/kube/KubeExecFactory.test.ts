@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect, Layer, Queue, Result } from "effect"
 import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
-import { defaultKubeExecConfig, factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
+import { factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import { ComponentRegistry } from "../../../src/service/ComponentRegistry.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { quickCluster } from "./ReceiverHarness.ts"
@@ -20,13 +20,13 @@ describe("kube_exec factory", () => {
   })
 
   it("defaults to the settings table's defaults", () => {
-    assert.strictEqual(defaultKubeExecConfig.namespace, "gpu-operator")
-    assert.strictEqual(defaultKubeExecConfig.labelSelector, "app=nvidia-device-plugin-daemonset")
-    assert.strictEqual(defaultKubeExecConfig.workers, 16)
-    assert.strictEqual(defaultKubeExecConfig.timeoutMs, 30_000)
-    assert.strictEqual(defaultKubeExecConfig.qps, 50)
-    assert.strictEqual(defaultKubeExecConfig.burst, 100)
-    assert.deepStrictEqual(factory.validate(undefined), Result.succeed(defaultKubeExecConfig))
+    assert.strictEqual(factory.defaultConfig.namespace, "gpu-operator")
+    assert.strictEqual(factory.defaultConfig.labelSelector, "app=nvidia-device-plugin-daemonset")
+    assert.strictEqual(factory.defaultConfig.workers, 16)
+    assert.strictEqual(factory.defaultConfig.timeoutMs, 30_000)
+    assert.strictEqual(factory.defaultConfig.qps, 50)
+    assert.strictEqual(factory.defaultConfig.burst, 100)
+    assert.deepStrictEqual(factory.validate(undefined), Result.succeed(factory.defaultConfig))
   })
 
   it("validates its section with its settings' rules, every problem at once", () => {
@@ -59,7 +59,7 @@ describe("kube_exec factory", () => {
     Effect.gen(function* () {
       const { layer } = recordingMetrics()
       const error = yield* factory
-        .create({ ...defaultKubeExecConfig, kubeconfig: "/nonexistent/kubeconfig" }, settings)
+        .create({ ...factory.defaultConfig, kubeconfig: "/nonexistent/kubeconfig" }, settings)
         .pipe(Effect.provide(layer), Effect.provide(feedLayer), Effect.scoped, Effect.flip)
       assert.strictEqual(error._tag, "ComponentStartError")
       assert.strictEqual(error.component, "kube_exec")
@@ -77,7 +77,7 @@ describe("kube_exec factory", () => {
       const receiver = yield* factory
         .create(
           {
-            ...defaultKubeExecConfig,
+            ...factory.defaultConfig,
             kubeconfig: cluster.kubeconfigPath,
             namespace: cluster.namespace,
             labelSelector: cluster.labelSelector,

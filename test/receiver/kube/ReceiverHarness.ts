@@ -5,7 +5,7 @@ import type { LabelPatch } from "../../../src/kubeclient/labels/LabelPatch.ts"
 import { KubeApi } from "../../../src/kubeclient/rest/KubeApi.ts"
 import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
 import type { KubeExecConfig } from "../../../src/receiver/kube/KubeExecConfig.ts"
-import { defaultKubeExecConfig } from "../../../src/receiver/kube/KubeExecFactory.ts"
+import { factory as kubeExecFactory } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import * as KubeExecReceiver from "../../../src/receiver/kube/KubeExecReceiver.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { accessOfKubeconfigFile } from "../../support/KubeconfigAccess.ts"
@@ -114,7 +114,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     const { recorded, layer } = recordingMetrics()
     const log = capturedLog()
     const config: KubeExecConfig = {
-      ...defaultKubeExecConfig,
+      ...kubeExecFactory.defaultConfig,
       namespace: cluster.namespace,
       labelSelector: cluster.labelSelector,
       container: cluster.container,
