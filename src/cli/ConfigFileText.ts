@@ -3,6 +3,7 @@ import { open, stat } from "node:fs/promises"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { formatByteSize } from "../config/ByteSize.ts"
+import { defectMessage } from "../log/ShortMessage.ts"
 
 /** The largest config file read: far above any real one, small enough that reading it costs nothing. */
 export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024
@@ -71,7 +72,7 @@ const reasonOf = (cause: unknown): string => {
   if (code === "ENOENT") return "no such file"
   if (code === "EACCES") return "permission denied"
   if (code === "ENOTDIR") return "a part of the path is not a directory"
-  return cause instanceof Error ? cause.message : String(cause)
+  return defectMessage(cause)
 }
 
 /**

@@ -6,6 +6,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { defectMessage } from "../log/ShortMessage.ts"
 import { ServiceMeter } from "../metrics/ServiceMeter.ts"
 import { ReadinessChecks } from "./ReadinessChecks.ts"
 
@@ -136,7 +137,7 @@ export class HealthServer extends Context.Service<
           (path === paths.readiness ? answerReadiness(response) : answerMetrics(request, response)).pipe(
             Effect.catchDefect((defect) =>
               Effect.logWarning("health server request failed").pipe(
-                Effect.annotateLogs({ path, reason: defect instanceof Error ? defect.message : String(defect) }),
+                Effect.annotateLogs({ path, reason: defectMessage(defect) }),
                 Effect.andThen(Effect.sync(() => sendText(response, 500, "internal error\n"))),
               ),
             ),

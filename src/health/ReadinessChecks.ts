@@ -6,7 +6,6 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { Health } from "../component/Component.ts"
 import { defectMessage, shortMessage } from "../log/ShortMessage.ts"
-import { redactUrlsIn } from "../log/UrlRedaction.ts"
 
 /** The answer of `/readyz`: ready only when every check passes; each check by name, `ok` or why not. */
 export interface Readiness {
@@ -37,9 +36,6 @@ interface Answer {
 }
 
 const notStarted: Answer = { passed: false, shown: "not started" }
-
-/** A reason as `/readyz` shows it: URLs redacted (a client's message may quote one), one short line. */
-const shortReason = (reason: string): string => shortMessage(redactUrlsIn(reason))
 
 const defectReason = (defect: unknown): string => `check failed: ${defectMessage(defect)}`
 
@@ -83,11 +79,11 @@ export class ReadinessChecks extends Context.Service<
               health.healthy
                 ? {
                     passed: true,
-                    shown: health.message === undefined ? passing : `${passing} (${shortReason(health.message)})`,
+                    shown: health.message === undefined ? passing : `${passing} (${shortMessage(health.message)})`,
                   }
-                : { passed: false, shown: shortReason(health.message ?? "not ready") },
+                : { passed: false, shown: shortMessage(health.message ?? "not ready") },
           ),
-          Effect.catchDefect((defect) => Effect.succeed({ passed: false, shown: shortReason(defectReason(defect)) })),
+          Effect.catchDefect((defect) => Effect.succeed({ passed: false, shown: shortMessage(defectReason(defect)) })),
           Effect.timeoutOption(checkTimeout),
           Effect.map(
             Option.getOrElse(

@@ -1,4 +1,5 @@
 import * as Predicate from "effect/Predicate"
+import { redactUrlsIn } from "./UrlRedaction.ts"
 
 /**
  * The most characters a message quoted from elsewhere keeps (an API server's answer, a client library's
@@ -8,11 +9,12 @@ import * as Predicate from "effect/Predicate"
 export const shortMessageLength = 160
 
 /**
- * A message on one line, at most `shortMessageLength` characters. A longer one keeps its start (what
- * failed, where) and its end (why: an admission policy's message, the RBAC rule missing), joined by `…`.
+ * A message on one line, URLs redacted (before cutting, so no cut URL escapes), at most
+ * `shortMessageLength` characters. A longer one keeps its start (what failed, where) and its end (why: an
+ * admission policy's message, the RBAC rule missing), joined by `…`.
  */
 export const shortMessage = (text: string): string => {
-  const line = text.replace(/\s+/g, " ").trim()
+  const line = redactUrlsIn(text).replace(/\s+/g, " ").trim()
   if (line.length <= shortMessageLength) return line
   const head = Math.floor((shortMessageLength - 1) / 2)
   return `${line.slice(0, head).trimEnd()}…${line.slice(line.length - (shortMessageLength - 1 - head)).trimStart()}`

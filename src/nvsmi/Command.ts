@@ -19,7 +19,6 @@ export const csvQueryArgv: ReadonlyArray<string> = [
   "--format=csv,noheader",
 ]
 
-/** The format to ask a node for, given the mode and what an earlier reading of that node settled on. */
 /** The first driver branch whose `--query-gpu` knows the `platform.*` fields. */
 export const platformQueryDriverBranch = 570
 
@@ -30,6 +29,7 @@ export const platformQueryDriverBranch = 570
 export const formatForDriverBranch = (branch: number | undefined): OutputFormat | undefined =>
   branch !== undefined && branch < platformQueryDriverBranch ? "xml" : undefined
 
+/** The format to ask a node for, given the mode and what an earlier reading of that node settled on. */
 export const queryFormatFor = (mode: NvsmiMode, remembered: OutputFormat | undefined): OutputFormat =>
   mode === "auto" ? (remembered ?? "csv") : mode
 

@@ -1,4 +1,7 @@
-import type { ComponentFactory } from "../component/Component.ts"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { ComponentFactory, CreateSettings } from "../component/Component.ts"
+import type { ComponentStartError } from "../component/ComponentStartError.ts"
 import type { Configured } from "../config/ComponentSettings.ts"
 import type { Setting } from "../config/Setting.ts"
 import * as HttpExporter from "../exporter/http/HttpExporter.ts"
@@ -8,7 +11,7 @@ import { postgresSettings } from "../exporter/postgres/PostgresConfig.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import type { ExporterFactory } from "../pipeline/Exporter.ts"
 import type { StoreFactory } from "../pipeline/InventoryStore.ts"
-import type { ElectorFactory } from "../pipeline/Leadership.ts"
+import type { Elector, LeaseSettings } from "../pipeline/Leadership.ts"
 import type { Processor } from "../pipeline/Processor.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
@@ -23,16 +26,21 @@ import type { PipelineServices } from "./PipelineServices.ts"
  * A receiver type of this build: it makes observations for the pipeline's processor, and may offer the
  * elector of the replicas that read the same source (`LEADER_ELECTION`).
  */
-// biome-ignore lint/suspicious/noExplicitAny: each factory takes the config its own settings build.
-export type BuiltinReceiver = ComponentFactory<"receiver", any, Receiver, PipelineServices> &
+export type BuiltinReceiver = ComponentFactory<"receiver", unknown, Receiver, PipelineServices> &
   Configured<unknown> & {
-    // biome-ignore lint/suspicious/noExplicitAny: the elector takes the config the receiver's settings build.
-    readonly elector?: ElectorFactory<any>
+    /**
+     * A method, as `create` is, so a receiver of a concrete config type fits: the config it receives is
+     * always the one its own settings built.
+     */
+    elector?(
+      config: unknown,
+      lease: LeaseSettings,
+      settings: CreateSettings,
+    ): Effect.Effect<Elector, ComponentStartError, Scope.Scope>
   }
 
 /** A processor type of this build: it turns observations into events for the exporters. */
-// biome-ignore lint/suspicious/noExplicitAny: each factory takes the config its own settings build.
-export type BuiltinProcessor = ComponentFactory<"processor", any, Processor, PipelineServices> &
+export type BuiltinProcessor = ComponentFactory<"processor", unknown, Processor, PipelineServices> &
   Configured<unknown> & {
     /** The setting that names the store the processor keeps its state in, checked against the pipeline. */
     readonly storeSetting?: Setting<string>

@@ -3,6 +3,7 @@ import type * as Scope from "effect/Scope"
 import type { ComponentFactory, ComponentKind } from "../component/Component.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import { type ComponentSettings, type Configured, configuredBy } from "../config/ComponentSettings.ts"
+import { defectMessage } from "../log/ShortMessage.ts"
 import type { InventoryStore, StoreFactory } from "../pipeline/InventoryStore.ts"
 import type { ElectorFactory } from "../pipeline/Leadership.ts"
 
@@ -20,8 +21,6 @@ export interface DeclaredComponent<Kind extends ComponentKind, Config> {
 /** An implementation module's factory, imported when first needed (Node imports a module once). */
 export type ImplementationOf<Factory> = () => Promise<Factory>
 
-const reasonOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
-
 /** Imports the implementation; a module that cannot be loaded (a broken install) fails the component's start. */
 export const imported = <Factory>(
   implementation: ImplementationOf<Factory>,
@@ -30,7 +29,7 @@ export const imported = <Factory>(
   Effect.tryPromise({
     try: implementation,
     catch: (cause) =>
-      new ComponentStartError({ component, message: `cannot load its implementation: ${reasonOf(cause)}` }),
+      new ComponentStartError({ component, message: `cannot load its implementation: ${defectMessage(cause)}` }),
   })
 
 /**

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type Configured, configuredBy } from "../../config/ComponentSettings.ts"
 import type { TlsFiles } from "../../config/TlsSettings.ts"
+import { defectMessage } from "../../log/ShortMessage.ts"
 import type { ExporterFactory } from "../../pipeline/Exporter.ts"
 import * as QueuedExporter from "../exporterhelper/QueuedExporter.ts"
 import { type HttpExporterConfig, httpSettings } from "./HttpConfig.ts"
@@ -22,7 +23,7 @@ const readTlsFiles = (id: string, tls: TlsFiles | undefined) =>
             catch: (cause) =>
               new ComponentStartError({
                 component: id,
-                message: `cannot read the HTTP TLS ${what} ${path}: ${cause instanceof Error ? cause.message : String(cause)}`,
+                message: `cannot read the HTTP TLS ${what} ${path}: ${defectMessage(cause)}`,
               }),
           })
     const ca = yield* read("CA", tls?.caFile)

@@ -3,6 +3,7 @@ import type { NatsConnection } from "@nats-io/transport-node"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { defectMessage } from "../../log/ShortMessage.ts"
 /** How long one KV call may take. */
 export const kvTimeout = Duration.seconds(10)
 
@@ -14,10 +15,8 @@ export class GpuLocationBucketError extends Schema.TaggedError<GpuLocationBucket
   conflict: Schema.Boolean,
 }) {}
 
-const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
-
 /** What the server answers when a compare-and-set finds another revision. */
-const isWrongRevision = (cause: unknown): boolean => /wrong last sequence/i.test(reason(cause))
+const isWrongRevision = (cause: unknown): boolean => /wrong last sequence/i.test(defectMessage(cause))
 
 /** One KV call under `kvTimeout`, its failure as a `GpuLocationBucketError`. */
 export const kvCall = <A>(bucket: string, operation: string, run: () => Promise<A>) =>
@@ -26,7 +25,7 @@ export const kvCall = <A>(bucket: string, operation: string, run: () => Promise<
     catch: (cause) =>
       new GpuLocationBucketError({
         bucket,
-        message: `${operation}: ${reason(cause)}`,
+        message: `${operation}: ${defectMessage(cause)}`,
         conflict: isWrongRevision(cause),
       }),
   }).pipe(

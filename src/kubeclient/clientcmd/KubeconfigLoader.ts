@@ -9,7 +9,7 @@ import { type ClusterAccess, inClusterAccess, serviceAccountTokenPath, staticAcc
 import { currentContextOf, needsClientLibrary } from "./Kubeconfig.ts"
 
 /** No usable Kubernetes configuration: the file is missing or unreadable, or there is none at all. */
-export class KubeConfigError extends Schema.TaggedError<KubeConfigError>()("KubeConfigError", {
+export class KubeconfigError extends Schema.TaggedError<KubeconfigError>()("KubeconfigError", {
   source: Schema.String,
   detail: Schema.String,
 }) {
@@ -19,12 +19,12 @@ export class KubeConfigError extends Schema.TaggedError<KubeConfigError>()("Kube
 }
 
 /** Where the configuration was found, for the start-up log line: the kubeconfig file(s) read, or `in-cluster`. */
-export type KubeConfigOrigin = string
+export type KubeconfigOrigin = string
 
 /** A cluster's access and where its configuration came from. */
 export interface LoadedAccess {
   readonly access: ClusterAccess
-  readonly origin: KubeConfigOrigin
+  readonly origin: KubeconfigOrigin
 }
 
 const inCluster = "in-cluster"
@@ -35,18 +35,18 @@ const readError = (cause: unknown): string => {
 }
 
 /** The kubeconfig files merged, their current context's access (client-node only where plugins need it). */
-const fromFiles = (files: ReadonlyArray<string>): Effect.Effect<LoadedAccess, KubeConfigError> => {
+const fromFiles = (files: ReadonlyArray<string>): Effect.Effect<LoadedAccess, KubeconfigError> => {
   const source = files.join(delimiter)
   return Effect.gen(function* () {
     const texts = yield* Effect.forEach(files, (path) =>
       Effect.tryPromise({
         try: () => readFile(path, "utf8"),
-        catch: (cause) => new KubeConfigError({ source: path, detail: readError(cause) }),
+        catch: (cause) => new KubeconfigError({ source: path, detail: readError(cause) }),
       }).pipe(Effect.map((text) => ({ path, directory: dirname(path), text }))),
     )
     const context = currentContextOf(texts)
     if (Result.isFailure(context)) {
-      return yield* new KubeConfigError({ source, detail: context.failure })
+      return yield* new KubeconfigError({ source, detail: context.failure })
     }
     if (!needsClientLibrary(context.success)) {
       return { access: staticAccess(context.success.cluster, context.success.user), origin: source }
@@ -55,7 +55,7 @@ const fromFiles = (files: ReadonlyArray<string>): Effect.Effect<LoadedAccess, Ku
     return yield* Effect.try({
       try: () => ({ access: clientNodeAccess(context.success), origin: source }),
       catch: (cause) =>
-        new KubeConfigError({ source, detail: cause instanceof Error ? cause.message : "unusable credentials" }),
+        new KubeconfigError({ source, detail: cause instanceof Error ? cause.message : "unusable credentials" }),
     })
   })
 }
@@ -65,7 +65,7 @@ const fromFiles = (files: ReadonlyArray<string>): Effect.Effect<LoadedAccess, Ku
  * `KUBECONFIG`, merged as kubectl merges them), else the service account of the pod we run in, else
  * `~/.kube/config`.
  */
-export const loadClusterAccess = (path: string): Effect.Effect<LoadedAccess, KubeConfigError> => {
+export const loadClusterAccess = (path: string): Effect.Effect<LoadedAccess, KubeconfigError> => {
   const files = path.split(delimiter).filter((file) => file !== "")
   if (files.length > 0) {
     return fromFiles(files)
@@ -73,7 +73,7 @@ export const loadClusterAccess = (path: string): Effect.Effect<LoadedAccess, Kub
   if (existsSync(serviceAccountTokenPath)) {
     const access = inClusterAccess(process.env)
     return typeof access === "string"
-      ? Effect.fail(new KubeConfigError({ source: "the pod's service account", detail: access }))
+      ? Effect.fail(new KubeconfigError({ source: "the pod's service account", detail: access }))
       : Effect.succeed({ access, origin: inCluster })
   }
   const defaultPath = join(homedir(), ".kube", "config")
@@ -81,7 +81,7 @@ export const loadClusterAccess = (path: string): Effect.Effect<LoadedAccess, Kub
     return fromFiles([defaultPath])
   }
   return Effect.fail(
-    new KubeConfigError({
+    new KubeconfigError({
       source: "the environment",
       detail: `not running in a pod and ${defaultPath} does not exist; set KUBECONFIG or receivers.kube_exec.kubeconfig`,
     }),

@@ -8,7 +8,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type WebSocket from "ws"
 import type { ClusterAccess } from "../clientcmd/ClusterAccess.ts"
-import { type KubeConfigError, type KubeConfigOrigin, loadClusterAccess } from "../clientcmd/KubeconfigLoader.ts"
+import { type KubeconfigError, type KubeconfigOrigin, loadClusterAccess } from "../clientcmd/KubeconfigLoader.ts"
 import type { LabelPatch } from "../labels/LabelPatch.ts"
 import { type ExecCall, openExecSession } from "../remotecommand/ExecSession.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
@@ -78,7 +78,7 @@ export class KubeApi extends Context.Service<
   KubeApi,
   {
     /** The kubeconfig file(s) read, `in-cluster`, or `given` for a configuration handed over by the caller. */
-    readonly origin: KubeConfigOrigin
+    readonly origin: KubeconfigOrigin
     readonly listPods: (
       namespace: string,
       labelSelector: string,
@@ -97,7 +97,7 @@ export class KubeApi extends Context.Service<
   }
 >()("gpu-serials/kubeclient/rest/KubeApi") {
   /** The API of the cluster a kubeconfig (or the pod's service account) names. */
-  static readonly layer = (options: KubeApiOptions): Layer.Layer<KubeApi, KubeConfigError> =>
+  static readonly layer = (options: KubeApiOptions): Layer.Layer<KubeApi, KubeconfigError> =>
     Layer.effect(
       KubeApi,
       Effect.gen(function* () {
@@ -109,7 +109,7 @@ export class KubeApi extends Context.Service<
   static readonly make = (
     access: ClusterAccess,
     options: Omit<KubeApiOptions, "kubeconfig">,
-    origin: KubeConfigOrigin = "given",
+    origin: KubeconfigOrigin = "given",
   ): Effect.Effect<KubeApi["Service"]> =>
     Effect.gen(function* () {
       const bucket = yield* TokenBucket.make({ qps: options.qps, burst: options.burst })

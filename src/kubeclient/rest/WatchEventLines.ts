@@ -1,3 +1,5 @@
+import * as Schema from "effect/Schema"
+
 /** One event of a watch as the API server sent it; `object` is checked by whoever reads it. */
 export interface WatchEvent {
   readonly type: string
@@ -8,11 +10,12 @@ export interface WatchEvent {
 export const maxWatchLineBytes = 16 * 1024 * 1024
 
 /** A watch line longer than `maxWatchLineBytes`. */
-export class WatchLineTooLong extends Error {
-  readonly bytes: number
-  constructor(bytes: number) {
-    super(`a watch event is longer than ${maxWatchLineBytes} bytes`)
-    this.bytes = bytes
+export class WatchLineTooLong extends Schema.TaggedError<WatchLineTooLong>()("WatchLineTooLong", {
+  /** What the line held when it was refused. */
+  bytes: Schema.Number,
+}) {
+  override get message(): string {
+    return `a watch event is longer than ${maxWatchLineBytes} bytes`
   }
 }
 
@@ -70,7 +73,7 @@ export const watchEventLines = (onEvent: (event: WatchEvent) => void): WatchEven
       if (start < chunk.length) {
         const rest = chunk.length - start
         if (pendingBytes + rest > maxWatchLineBytes) {
-          throw new WatchLineTooLong(pendingBytes + rest)
+          throw new WatchLineTooLong({ bytes: pendingBytes + rest })
         }
         // A copy: the partial line must not keep the whole chunk alive until its end arrives.
         pending.push(Buffer.from(chunk.subarray(start)))

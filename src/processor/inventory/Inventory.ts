@@ -5,7 +5,7 @@ import { type GpuFacts, type KnownGpu, knownGpuEvent, sameFacts } from "../../do
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { machineIdentity } from "../../domain/ProviderId.ts"
 import type { InventorySnapshot } from "../../metrics/ServiceMetrics.ts"
-import type { InventoryParameters } from "./InventoryParameters.ts"
+import type { InventoryConfig } from "./InventoryConfig.ts"
 import { provesAbsent } from "./ReadingCoverage.ts"
 import { ShardedIndex, type ShardedIndexEdit } from "./ShardedIndex.ts"
 
@@ -77,6 +77,9 @@ export interface Transition {
   readonly changes: ReadonlyArray<InventoryChange>
 }
 
+/** The inventory's config as its rules apply it, with the cluster every record names. */
+export type InventoryRules = Pick<InventoryConfig, "reportIntervalMs" | "removalGraceMs"> & { readonly cluster: string }
+
 export const empty: Inventory = { nodes: ShardedIndex.empty(), locations: ShardedIndex.empty() }
 
 const unchanged = (state: Inventory): Transition => ({ state, events: [], changes: [] })
@@ -135,15 +138,15 @@ const withNode = (state: Inventory, name: string, entry: KnownNode | undefined):
   return { ...state, nodes: nodes.done() }
 }
 
-const reportDue = (lastReported: Date | undefined, now: Date, settings: InventoryParameters): boolean =>
+const reportDue = (lastReported: Date | undefined, now: Date, settings: InventoryRules): boolean =>
   lastReported !== undefined &&
   settings.reportIntervalMs > 0 &&
   now.getTime() - lastReported.getTime() >= settings.reportIntervalMs
 
-const graceOver = (since: Date, now: Date, settings: InventoryParameters): boolean =>
+const graceOver = (since: Date, now: Date, settings: InventoryRules): boolean =>
   now.getTime() - since.getTime() >= settings.removalGraceMs
 
-const missingPastGrace = (entry: KnownNode, now: Date, settings: InventoryParameters): boolean => {
+const missingPastGrace = (entry: KnownNode, now: Date, settings: InventoryRules): boolean => {
   for (const since of entry.missing.values()) if (graceOver(since, now, settings)) return true
   return false
 }
@@ -156,7 +159,7 @@ type NodeReadFailed = Extract<NodeObservation, { readonly _tag: "NodeReadFailed"
 type NodeGone = Extract<NodeObservation, { readonly _tag: "NodeGone" }>
 type ClusterListed = Extract<NodeObservation, { readonly _tag: "ClusterListed" }>
 
-const read = (state: Inventory, observation: NodeRead, settings: InventoryParameters): Transition => {
+const read = (state: Inventory, observation: NodeRead, settings: InventoryRules): Transition => {
   const { node, pod, time, reading } = observation
   const entry = state.nodes.get(node.name)
   if (entry?.lastRead !== undefined && time < entry.lastRead) return unchanged(state)
@@ -249,7 +252,7 @@ const readFailed = (state: Inventory, observation: NodeReadFailed): Transition =
   )
 }
 
-const gone = (state: Inventory, observation: NodeGone, settings: InventoryParameters): Transition => {
+const gone = (state: Inventory, observation: NodeGone, settings: InventoryRules): Transition => {
   const entry = state.nodes.get(observation.node.name)
   if (entry === undefined) return unchanged(state)
   // A reading taken after the gone news (a restarted pod read first) proves the node present.
@@ -262,7 +265,7 @@ const gone = (state: Inventory, observation: NodeGone, settings: InventoryParame
   )
 }
 
-const listed = (state: Inventory, observation: ClusterListed, settings: InventoryParameters): Transition => {
+const listed = (state: Inventory, observation: ClusterListed, settings: InventoryRules): Transition => {
   let next = state
   for (const entry of state.nodes.values()) {
     const reason = !observation.nodes.has(entry.name)
@@ -277,11 +280,7 @@ const listed = (state: Inventory, observation: ClusterListed, settings: Inventor
 }
 
 /** The inventory after one observation, and the events and store changes it causes. */
-export const transition = (
-  state: Inventory,
-  observation: NodeObservation,
-  settings: InventoryParameters,
-): Transition => {
+export const transition = (state: Inventory, observation: NodeObservation, settings: InventoryRules): Transition => {
   switch (observation._tag) {
     case "NodeRead":
       return read(state, observation, settings)
@@ -298,7 +297,7 @@ export const transition = (
  * What time alone changes at `now`: the GPUs of nodes gone past their grace and the GPUs missing past
  * it are removed, then the periodic reports due are made.
  */
-export const tick = (state: Inventory, now: Date, settings: InventoryParameters): Transition => {
+export const tick = (state: Inventory, now: Date, settings: InventoryRules): Transition => {
   const expired: Array<KnownNode> = []
   const touched: Array<KnownNode> = []
   for (const entry of state.nodes.values()) {
@@ -352,7 +351,7 @@ export const tick = (state: Inventory, now: Date, settings: InventoryParameters)
  * The inventory a durable store knew, as of `loadedAt`. Where the store holds a UUID twice, the
  * latest sighting wins. Every node starts unconfirmed (see the rules above).
  */
-export const fromKnown = (gpus: Iterable<KnownGpu>, loadedAt: Date, settings: InventoryParameters): Inventory => {
+export const fromKnown = (gpus: Iterable<KnownGpu>, loadedAt: Date, settings: InventoryRules): Inventory => {
   const latest = new Map<string, KnownGpu>()
   for (const known of gpus) {
     const seen = latest.get(known.uuid)

@@ -26,6 +26,7 @@ import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import { EventConsumer } from "../../pipeline/EventConsumer.ts"
 import { InventoryFeed } from "../../pipeline/InventoryFeed.ts"
 import { type InventoryStore, InventoryStoreError, InventoryStores } from "../../pipeline/InventoryStore.ts"
+import type { InventoryRules } from "./Inventory.ts"
 import {
   everyKnownGpu,
   fromKnown,
@@ -36,12 +37,11 @@ import {
   transition,
 } from "./Inventory.ts"
 import { type InventoryConfig, inventorySettings, storeSetting } from "./InventoryConfig.ts"
-import type { InventoryParameters } from "./InventoryParameters.ts"
 
 export interface InventoryProcessorOptions {
   /** The component id, for errors and logs; `inventory` unless given. */
   readonly id?: string
-  readonly settings: InventoryParameters
+  readonly settings: InventoryRules
   /** Takes every batch of events, in order; must not wait for exporters (the exporter fan-out's `export`). */
   readonly sink: (events: ReadonlyArray<InventoryEvent>) => Effect.Effect<void>
   readonly store: InventoryStore["Service"]

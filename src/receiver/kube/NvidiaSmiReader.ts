@@ -13,7 +13,7 @@ import {
   queryFormatFor,
 } from "../../nvsmi/Command.ts"
 import { parseCsvReading } from "../../nvsmi/CsvReadingParser.ts"
-import type { NvsmiError } from "../../nvsmi/NvsmiError.ts"
+import { type NvsmiError, OutputTooLarge } from "../../nvsmi/NvsmiError.ts"
 import type { OutputFormat } from "../../nvsmi/OutputFormat.ts"
 import { XmlReadingParser } from "../../nvsmi/XmlReadingParser.ts"
 import type { DevicePluginPod } from "./DevicePluginPod.ts"
@@ -101,7 +101,14 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
         head.push(chunk)
       },
       timeout: Duration.millis(Math.max(0, deadlineMillis - now)),
-    })
+    }).pipe(
+      // For nvidia-smi, more output than the cap is the parser's `output-too-large`, whatever the format.
+      Effect.catchTag("OutputCapExceeded", (capped) =>
+        Effect.fail(
+          failureOfNvsmi(new OutputTooLarge({ maxBytes: capped.maxBytes, receivedBytes: capped.receivedBytes })),
+        ),
+      ),
+    )
     const finished: Run = {
       exitCode: result.exitCode,
       stdoutHead: () => head.text(),

@@ -4,12 +4,12 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
 import { type ExecEnd, execEndOf } from "../../kubeclient/remotecommand/ExecStatus.ts"
 import { KubeApi } from "../../kubeclient/rest/KubeApi.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
-import { OutputTooLarge } from "../../nvsmi/NvsmiError.ts"
 import { outputExcerpt } from "../../nvsmi/OutputExcerpt.ts"
-import { failureOfExec, failureOfNvsmi, type ReadFailure, readFailure } from "./ReadFailure.ts"
+import { failureOfExec, type ReadFailure, readFailure } from "./ReadFailure.ts"
 
 export interface PodExecRequest {
   readonly namespace: string
@@ -17,7 +17,7 @@ export interface PodExecRequest {
   readonly container: string
   /** Run as is: `argv[0]` is the program, never a shell. */
   readonly argv: ReadonlyArray<string>
-  /** More stdout than this fails the run with `output-too-large` and closes the session. */
+  /** More stdout than this fails the run with `OutputCapExceeded` and closes the session. */
   readonly maxOutputBytes: number
   /** Receives stdout chunk by chunk as it arrives, never beyond the cap. */
   readonly onStdout: (chunk: Buffer) => void
@@ -33,6 +33,12 @@ export interface PodExecResult {
   readonly stdoutBytes: number
 }
 
+/** The command printed more than the cap: the session was closed, what it printed after the cap is lost. */
+export class OutputCapExceeded extends Schema.TaggedError<OutputCapExceeded>()("OutputCapExceeded", {
+  maxBytes: Schema.Number,
+  receivedBytes: Schema.Number,
+}) {}
+
 const stderrHintBytes = 4 * 1024
 
 /**
@@ -42,14 +48,14 @@ const stderrHintBytes = 4 * 1024
  */
 export const runInPod = Effect.fnUntraced(function* (
   request: PodExecRequest,
-): Effect.fn.Return<PodExecResult, ReadFailure, KubeApi | ServiceMetrics> {
+): Effect.fn.Return<PodExecResult, ReadFailure | OutputCapExceeded, KubeApi | ServiceMetrics> {
   const api = yield* KubeApi
   const metrics = yield* ServiceMetrics
   const startedAt = yield* Clock.currentTimeMillis
 
   const session = Effect.scoped(
     Effect.gen(function* () {
-      const ended = yield* Deferred.make<ExecEnd, ReadFailure>()
+      const ended = yield* Deferred.make<ExecEnd, ReadFailure | OutputCapExceeded>()
       let stdoutBytes = 0
       let stderrBytes = 0
       const stderrChunks: Array<Buffer> = []
@@ -59,8 +65,8 @@ export const runInPod = Effect.fnUntraced(function* (
           if (stdoutBytes <= request.maxOutputBytes) {
             stdoutBytes += chunk.length
             if (stdoutBytes > request.maxOutputBytes) {
-              const tooLarge = new OutputTooLarge({ maxBytes: request.maxOutputBytes, receivedBytes: stdoutBytes })
-              Deferred.doneUnsafe(ended, Exit.fail(failureOfNvsmi(tooLarge)))
+              const capped = new OutputCapExceeded({ maxBytes: request.maxOutputBytes, receivedBytes: stdoutBytes })
+              Deferred.doneUnsafe(ended, Exit.fail(capped))
             } else {
               request.onStdout(chunk)
             }
@@ -141,7 +147,9 @@ export const runInPod = Effect.fnUntraced(function* (
           readFailure("exec-timeout", `nvidia-smi did not finish within ${Duration.format(request.timeout)}`),
         ),
     }),
-    Effect.tapError((failure) => finished(failure.kind === "exec-timeout" ? "timeout" : "error")),
+    Effect.tapError((failure) =>
+      finished(failure._tag === "ReadFailure" && failure.kind === "exec-timeout" ? "timeout" : "error"),
+    ),
     Effect.tap(() => finished("ok")),
   )
 })

@@ -8,7 +8,7 @@ import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import type { KnownGpu } from "../../../src/domain/KnownGpu.ts"
 import { locatedGpu, parseGpuLocation, parseLocatedGpu } from "../../../src/exporter/nats/GpuLocation.ts"
 import * as NatsKvInventoryStore from "../../../src/exporter/nats/NatsKvInventoryStore.ts"
-import type { InventoryParameters } from "../../../src/processor/inventory/InventoryParameters.ts"
+import type { InventoryRules } from "../../../src/processor/inventory/Inventory.ts"
 import { InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
 import { hostGpus, kinds, nodeA, nodeB, podOf, read } from "../../processor/inventory/Observations.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
@@ -27,7 +27,7 @@ afterAll(async () => {
   await server?.dispose()
 })
 
-const settings: InventoryParameters = { cluster: "prod-eu", reportIntervalMs: 3_600_000, removalGraceMs: 3_600_000 }
+const settings: InventoryRules = { cluster: "prod-eu", reportIntervalMs: 3_600_000, removalGraceMs: 3_600_000 }
 
 const storeOf = (bucket: string, cluster = "prod-eu") => NatsKvInventoryStore.make({ connection, bucket, cluster })
 

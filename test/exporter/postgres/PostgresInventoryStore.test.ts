@@ -6,7 +6,7 @@ import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import type { KnownGpu } from "../../../src/domain/KnownGpu.ts"
 import * as PostgresExporter from "../../../src/exporter/postgres/PostgresExporter.ts"
 import * as PostgresInventoryStore from "../../../src/exporter/postgres/PostgresInventoryStore.ts"
-import type { InventoryParameters } from "../../../src/processor/inventory/InventoryParameters.ts"
+import type { InventoryRules } from "../../../src/processor/inventory/Inventory.ts"
 import { InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
 import { hostGpus, kinds, nodeA, nodeB, podOf, read } from "../../processor/inventory/Observations.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
@@ -23,7 +23,7 @@ afterAll(async () => {
   await database?.dispose()
 })
 
-const parameters: InventoryParameters = { cluster: "prod-eu", reportIntervalMs: 3_600_000, removalGraceMs: 3_600_000 }
+const parameters: InventoryRules = { cluster: "prod-eu", reportIntervalMs: 3_600_000, removalGraceMs: 3_600_000 }
 
 /** The store as the service opens it for `store: postgres`: the exporter's config, the tables migrated. */
 const storeOf = (table: string, cluster = "prod-eu") =>

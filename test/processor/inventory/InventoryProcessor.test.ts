@@ -7,14 +7,14 @@ import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import { EventConsumer } from "../../../src/pipeline/EventConsumer.ts"
 import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
 import { InventoryStore, InventoryStoreError, InventoryStores } from "../../../src/pipeline/InventoryStore.ts"
-import type { InventoryParameters } from "../../../src/processor/inventory/InventoryParameters.ts"
+import type { InventoryRules } from "../../../src/processor/inventory/Inventory.ts"
 import { factory, InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
 import * as MemoryInventoryStore from "../../../src/processor/inventory/MemoryInventoryStore.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { gone, hostGpus, kinds, nodeA, nodeB, read } from "./Observations.ts"
 
-const quick: InventoryParameters = { cluster: "prod-eu", reportIntervalMs: 60_000, removalGraceMs: 30_000 }
+const quick: InventoryRules = { cluster: "prod-eu", reportIntervalMs: 60_000, removalGraceMs: 30_000 }
 
 const gpusA = hostGpus("a")
 const gpusB = hostGpus("b")

@@ -3,13 +3,13 @@ import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import type { InventoryEventKind } from "../../../src/domain/InventoryEventKind.ts"
 import type { NodeObservation, NodeRef, PodRef } from "../../../src/domain/NodeObservation.ts"
 import type { GpuFailure, NodeReading } from "../../../src/domain/NodeReading.ts"
+import type { InventoryRules } from "../../../src/processor/inventory/Inventory.ts"
 import { empty, type Inventory, tick, transition } from "../../../src/processor/inventory/Inventory.ts"
-import type { InventoryParameters } from "../../../src/processor/inventory/InventoryParameters.ts"
 
 export const minute = 60_000
 export const hour = 60 * minute
 
-export const settings: InventoryParameters = {
+export const settings: InventoryRules = {
   cluster: "prod-eu",
   reportIntervalMs: hour,
   removalGraceMs: 5 * minute,
@@ -104,7 +104,7 @@ export const tickAt = (now: Date): Step => ({ _tag: "Tick", now })
 /** Applies steps in order; the inventory after them and every event they caused. */
 export const run = (
   steps: ReadonlyArray<Step>,
-  options: { readonly from?: Inventory; readonly settings?: InventoryParameters } = {},
+  options: { readonly from?: Inventory; readonly settings?: InventoryRules } = {},
 ): { readonly state: Inventory; readonly events: ReadonlyArray<InventoryEvent> } => {
   let state = options.from ?? empty
   const events: Array<InventoryEvent> = []

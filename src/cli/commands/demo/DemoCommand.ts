@@ -6,6 +6,7 @@ import { type CommandLineSpec, parseCommandLine } from "../../../config/CommandL
 import { parseGoDuration } from "../../../config/GoDuration.ts"
 import { valueAt } from "../../../config/ResolveSettings.ts"
 import { freePort } from "../../../health/FreePort.ts"
+import { defectMessage } from "../../../log/ShortMessage.ts"
 import { removalGraceSetting } from "../../../processor/inventory/InventoryConfig.ts"
 import type { KubeExecConfig } from "../../../receiver/kube/KubeExecConfig.ts"
 import type { LoadedServiceConfig } from "../../../service/PipelineConfig.ts"
@@ -96,7 +97,7 @@ const importSimulator = Effect.tryPromise({
   catch: (cause) =>
     isSimulatorMissing(cause)
       ? "gpu-serials demo: the simulated cluster is not installed in this build; run the demo from a source checkout after `npm ci`\n"
-      : `gpu-serials demo: the simulated cluster could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}\n`,
+      : `gpu-serials demo: the simulated cluster could not be loaded: ${defectMessage(cause)}\n`,
 })
 
 interface DemoSettings {
@@ -166,7 +167,7 @@ const startCluster = (simulator: Simulator, settings: DemoSettings) =>
             nodeLeavesPerMinute: settings.churn / 2,
           },
         }),
-      catch: (cause) => (cause instanceof Error ? cause.message : String(cause)),
+      catch: defectMessage,
     }),
     (cluster: SimulatedCluster) => Effect.promise(() => cluster.close()),
   )

@@ -8,6 +8,7 @@ import { settingReference } from "../../../config/SettingsReference.ts"
 import { readingRecords } from "../../../domain/GpuRecordBuilder.ts"
 import type { GpuFailure } from "../../../domain/NodeReading.ts"
 import { recordJson } from "../../../exporter/RecordJson.ts"
+import { defectMessage } from "../../../log/ShortMessage.ts"
 import type { NvsmiError } from "../../../nvsmi/NvsmiError.ts"
 import { parseNvsmiOutput } from "../../../nvsmi/NvsmiOutput.ts"
 import { defaultMaxOutputBytes } from "../../../nvsmi/XmlReadingParser.ts"
@@ -64,7 +65,7 @@ export const parseCommand = Effect.fn("ParseCommand")(function* (argv: ReadonlyA
   const path = positionals[0] ?? "-"
   const input = yield* Effect.tryPromise({
     try: () => readCapped(io.input(path), maxBytes),
-    catch: (cause) => (cause instanceof Error ? cause.message : String(cause)),
+    catch: defectMessage,
   }).pipe(Effect.result)
   if (Result.isFailure(input)) {
     const source = path === "-" ? "standard input" : path
