@@ -43,28 +43,87 @@ export class InventoryStore extends Context.Service<
   }
 >()("gpu-serials/pipeline/InventoryStore") {}
 
-/**
- * A kind of store the inventory's `store` setting can name: one that stands alone (`memory`), one kept by
- * an exporter type (`nats`: the KV bucket of a `nats` exporter), named by that exporter's id in the
- * pipeline, or one kept by the pipeline's receiver (`node-labels`, kept by a `kube_exec` receiver).
- */
-export interface StoreFactory {
+/** A component of the pipeline as a store it keeps sees it: the one whose config says where the store is. */
+export interface StoreKeeper {
+  readonly id: string
+  readonly type: string
+  /** Its validated config; absent for an exporter loaded from a module, whose config is its own. */
+  readonly config?: unknown
+}
+
+/** The components of the pipeline a store name may refer to. */
+export interface PipelineKeepers {
+  readonly receivers: ReadonlyArray<StoreKeeper>
+  readonly exporters: ReadonlyArray<StoreKeeper>
+}
+
+/** What a store makes of a name the inventory's `store` setting gives: its own, its own but unusable here, or not its. */
+export type StoreClaim =
+  | { readonly _tag: "Claimed"; readonly keeper?: StoreKeeper }
+  | { readonly _tag: "Refused"; readonly problem: string }
+  | { readonly _tag: "NotMine" }
+
+const notMine: StoreClaim = { _tag: "NotMine" }
+
+/** How the config names a kind of store, and which component of the pipeline keeps it. */
+export interface StoreDeclaration {
   /** The store's name (`memory`, `node-labels`), or for a store kept by an exporter, that exporter's type. */
   readonly type: string
-  /**
-   * Who keeps the store: nobody; an exporter of `type`, whose id names the store and whose config `create`
-   * receives; or the pipeline's receiver, of `receiverType`, whose config `create` receives.
-   */
-  readonly keptBy: "none" | "exporter" | "receiver"
-  /** For a store kept by the receiver: the receiver type that can keep it. */
-  readonly receiverType?: string
-  /** What keeps the keeper's config from keeping the store (a feature it needs turned off); nothing when it can. */
-  readonly keeperProblem?: (keeperConfig: unknown) => string | undefined
+  /** Whether the config names the store by its type (`memory`) or by the id of the exporter keeping it (`nats/archive`). */
+  readonly namedBy: "type" | "exporter-id"
+  readonly claim: (name: string, pipeline: PipelineKeepers) => StoreClaim
+}
+
+/** A kind of store the inventory's `store` setting can name, and how it is opened. */
+export interface StoreFactory extends StoreDeclaration {
+  /** Opens the store with the config of the component that keeps it (nothing for a store that stands alone). */
   create(
     keeperConfig: unknown,
     settings: { readonly clusterName: string; readonly id: string },
   ): Effect.Effect<InventoryStore["Service"], ComponentStartError, Scope.Scope>
 }
+
+/** A store named by its type that no component of the pipeline keeps (`memory`). */
+export const standaloneStore = (type: string): StoreDeclaration => ({
+  type,
+  namedBy: "type",
+  claim: (name) => (name === type ? { _tag: "Claimed" } : notMine),
+})
+
+/**
+ * A store named by its type and kept by the pipeline's receiver of `receiverType` (`node-labels`, written by
+ * a `kube_exec` receiver), whose config must allow it: `keeperProblem` says what keeps it from keeping the store.
+ */
+export const receiverKeptStore = (
+  type: string,
+  receiverType: string,
+  keeperProblem: (receiverConfig: unknown) => string | undefined,
+): StoreDeclaration => ({
+  type,
+  namedBy: "type",
+  claim: (name, pipeline) => {
+    if (name !== type) return notMine
+    const receiver = pipeline.receivers.find((candidate) => candidate.type === receiverType)
+    if (receiver === undefined) {
+      return {
+        _tag: "Refused",
+        problem: `inventory store ${JSON.stringify(name)} is kept by a ${receiverType} receiver, and the pipeline has none`,
+      }
+    }
+    const problem = keeperProblem(receiver.config)
+    return problem === undefined ? { _tag: "Claimed", keeper: receiver } : { _tag: "Refused", problem }
+  },
+})
+
+/** A store named by the id of an exporter of `exporterType` in the pipeline, which keeps it (`nats`, `nats/archive`). */
+export const exporterKeptStore = (exporterType: string): StoreDeclaration => ({
+  type: exporterType,
+  namedBy: "exporter-id",
+  claim: (name, pipeline) => {
+    const exporter = pipeline.exporters.find((candidate) => candidate.id === name && candidate.type === exporterType)
+    return exporter === undefined ? notMine : { _tag: "Claimed", keeper: exporter }
+  },
+})
 
 /** The stores a processor can name, as the service offers them (the Collector's host and its extensions). */
 export class InventoryStores extends Context.Service<

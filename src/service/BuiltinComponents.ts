@@ -10,14 +10,14 @@ import { otlpSettings } from "../exporter/otlp/OtlpConfig.ts"
 import { postgresSettings } from "../exporter/postgres/PostgresConfig.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import type { ExporterFactory } from "../pipeline/Exporter.ts"
-import type { StoreFactory } from "../pipeline/InventoryStore.ts"
+import { exporterKeptStore, type StoreFactory } from "../pipeline/InventoryStore.ts"
 import type { Elector, LeaseSettings } from "../pipeline/Leadership.ts"
 import type { Processor } from "../pipeline/Processor.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
 import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
-import { type KubeExecConfig, kubeExecSettings } from "../receiver/kube/KubeExecConfig.ts"
-import { keeperProblem, nodeLabelsStoreName } from "../receiver/kube/nodelabels/NodeLabelsStoreKeeper.ts"
+import { kubeExecSettings } from "../receiver/kube/KubeExecConfig.ts"
+import { nodeLabelsStore } from "../receiver/kube/nodelabels/NodeLabelsStoreKeeper.ts"
 import { type ComponentFactories, ComponentRegistry } from "./ComponentRegistry.ts"
 import { onDemand, onDemandElector, onDemandStore } from "./OnDemandFactory.ts"
 import type { PipelineServices } from "./PipelineServices.ts"
@@ -89,20 +89,13 @@ export const builtinComponents: Distribution = {
   ],
   stores: [
     MemoryInventoryStore.storeFactory,
-    onDemandStore(
-      {
-        type: nodeLabelsStoreName,
-        keptBy: "receiver",
-        receiverType: "kube_exec",
-        // The service passes the config the `kube_exec` receiver's own settings built.
-        keeperProblem: (config) => keeperProblem(config as KubeExecConfig),
-      },
-      () => import("../receiver/kube/nodelabels/NodeLabelsInventoryStore.ts").then((module) => module.storeFactory),
+    onDemandStore(nodeLabelsStore, () =>
+      import("../receiver/kube/nodelabels/NodeLabelsInventoryStore.ts").then((module) => module.storeFactory),
     ),
-    onDemandStore({ type: "nats", keptBy: "exporter" }, () =>
+    onDemandStore(exporterKeptStore("nats"), () =>
       import("../exporter/nats/NatsKvInventoryStore.ts").then((module) => module.storeFactory),
     ),
-    onDemandStore({ type: "postgres", keptBy: "exporter" }, () =>
+    onDemandStore(exporterKeptStore("postgres"), () =>
       import("../exporter/postgres/PostgresInventoryStore.ts").then((module) => module.storeFactory),
     ),
   ],

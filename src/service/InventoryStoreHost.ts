@@ -1,56 +1,29 @@
 import * as Effect from "effect/Effect"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
-import { InventoryStores, type StoreFactory } from "../pipeline/InventoryStore.ts"
-
-/** A component of the pipeline (an exporter or the receiver), as a store it keeps needs it. */
-export interface StoreKeeper {
-  readonly id: string
-  readonly type: string
-  readonly config: unknown
-}
-
-/** A component as the check of a store name sees it: exporters loaded from a module carry no config here. */
-interface NamedComponent {
-  readonly id: string
-  readonly type: string
-  readonly config?: unknown
-}
+import { InventoryStores, type StoreFactory, type StoreKeeper } from "../pipeline/InventoryStore.ts"
 
 /** The factory and keeper a store name resolves to in the pipeline, or why it resolves to none. */
 type Resolved =
-  | { readonly _tag: "Found"; readonly factory: StoreFactory; readonly keeper: NamedComponent | undefined }
+  | { readonly _tag: "Found"; readonly factory: StoreFactory; readonly keeper: StoreKeeper | undefined }
   | { readonly _tag: "Problem"; readonly problem: string }
 
+/** The first store that claims the name, in the distribution's order; every way to name one when none does. */
 const resolveStore = (
   name: string,
   stores: ReadonlyArray<StoreFactory>,
-  exporters: ReadonlyArray<NamedComponent>,
-  receivers: ReadonlyArray<NamedComponent>,
+  exporters: ReadonlyArray<StoreKeeper>,
+  receivers: ReadonlyArray<StoreKeeper>,
 ): Resolved => {
-  const named = stores.find((store) => store.keptBy !== "exporter" && store.type === name)
-  if (named?.keptBy === "none") return { _tag: "Found", factory: named, keeper: undefined }
-  if (named?.keptBy === "receiver") {
-    const receiver = receivers.find((candidate) => candidate.type === named.receiverType)
-    if (receiver === undefined) {
-      return {
-        _tag: "Problem",
-        problem: `inventory store ${JSON.stringify(name)} is kept by a ${named.receiverType} receiver, and the pipeline has none`,
-      }
-    }
-    const problem = named.keeperProblem?.(receiver.config)
-    return problem === undefined ? { _tag: "Found", factory: named, keeper: receiver } : { _tag: "Problem", problem }
+  for (const factory of stores) {
+    const claim = factory.claim(name, { receivers, exporters })
+    if (claim._tag === "Claimed") return { _tag: "Found", factory, keeper: claim.keeper }
+    if (claim._tag === "Refused") return { _tag: "Problem", problem: claim.problem }
   }
-  const exporter = exporters.find((candidate) => candidate.id === name)
-  const kept = stores.find((store) => store.keptBy === "exporter" && store.type === exporter?.type)
-  if (exporter !== undefined && kept !== undefined) {
-    const problem = kept.keeperProblem?.(exporter.config)
-    return problem === undefined ? { _tag: "Found", factory: kept, keeper: exporter } : { _tag: "Problem", problem }
-  }
-  const alone = stores.filter((store) => store.keptBy !== "exporter").map((store) => store.type)
-  const keepers = stores.filter((store) => store.keptBy === "exporter").map((store) => store.type)
+  const byType = stores.filter((store) => store.namedBy === "type").map((store) => store.type)
+  const byExporter = stores.filter((store) => store.namedBy === "exporter-id").map((store) => store.type)
   return {
     _tag: "Problem",
-    problem: `inventory store ${JSON.stringify(name)} is neither ${alone.join(", ")} nor an exporter of the pipeline that keeps a store (types: ${keepers.join(", ")})`,
+    problem: `inventory store ${JSON.stringify(name)} is neither ${byType.join(", ")} nor an exporter of the pipeline that keeps a store (types: ${byExporter.join(", ")})`,
   }
 }
 
@@ -61,17 +34,16 @@ const resolveStore = (
 export const storeProblem = (
   name: string,
   stores: ReadonlyArray<StoreFactory>,
-  exporters: ReadonlyArray<NamedComponent>,
-  receivers: ReadonlyArray<NamedComponent> = [],
+  exporters: ReadonlyArray<StoreKeeper>,
+  receivers: ReadonlyArray<StoreKeeper> = [],
 ): string | undefined => {
   const resolved = resolveStore(name, stores, exporters, receivers)
   return resolved._tag === "Problem" ? resolved.problem : undefined
 }
 
 /**
- * The stores a processor can name: a store type that stands alone (`memory`), one kept by the pipeline's
- * receiver (`node-labels`, opened with the receiver's config), or the id of an exporter of the pipeline
- * whose type keeps a store (`nats`, `nats/archive`), opened with that exporter's config.
+ * The stores a processor can name: each store of the distribution says which names are its own (see
+ * `StoreDeclaration`), and opens with the config of the component of the pipeline that keeps it.
  */
 export const storeHost = (options: {
   readonly stores: ReadonlyArray<StoreFactory>

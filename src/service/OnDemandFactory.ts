@@ -4,7 +4,7 @@ import type { ComponentFactory, ComponentKind } from "../component/Component.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import { type ComponentSettings, type Configured, configuredBy } from "../config/ComponentSettings.ts"
 import { defectMessage } from "../log/ShortMessage.ts"
-import type { InventoryStore, StoreFactory } from "../pipeline/InventoryStore.ts"
+import type { InventoryStore, StoreDeclaration, StoreFactory } from "../pipeline/InventoryStore.ts"
 import type { ElectorFactory } from "../pipeline/Leadership.ts"
 
 /**
@@ -56,7 +56,7 @@ export const onDemandElector =
 
 /** A store the inventory can name, its implementation imported when the service opens it. */
 export const onDemandStore = (
-  declared: Omit<StoreFactory, "create">,
+  declared: StoreDeclaration,
   implementation: ImplementationOf<StoreFactory>,
 ): StoreFactory => ({
   ...declared,

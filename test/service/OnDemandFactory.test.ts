@@ -8,6 +8,7 @@ import * as PostgresInventoryStore from "../../src/exporter/postgres/PostgresInv
 import { stdoutSettings } from "../../src/exporter/stdout/StdoutConfig.ts"
 import * as StdoutExporter from "../../src/exporter/stdout/StdoutExporter.ts"
 import type { ExporterFactory } from "../../src/pipeline/Exporter.ts"
+import { exporterKeptStore, type PipelineKeepers } from "../../src/pipeline/InventoryStore.ts"
 import * as KubeExecFactory from "../../src/receiver/kube/KubeExecFactory.ts"
 import * as NodeLabelsInventoryStore from "../../src/receiver/kube/nodelabels/NodeLabelsInventoryStore.ts"
 import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
@@ -47,11 +48,30 @@ describe("the distribution's on-demand factories", () => {
       NatsKvInventoryStore.storeFactory,
       PostgresInventoryStore.storeFactory,
     ]
+    const receiver = (enabled: boolean) => ({
+      id: "kube_exec",
+      type: "kube_exec",
+      config: { ...KubeExecFactory.factory.defaultConfig, nodeLabels: { enabled, prefix: "gpu-serials.io" } },
+    })
+    const pipelines: ReadonlyArray<PipelineKeepers> = [
+      { receivers: [], exporters: [] },
+      { receivers: [receiver(false)], exporters: [{ id: "stdout", type: "stdout" }] },
+      {
+        receivers: [receiver(true)],
+        exporters: [
+          { id: "nats", type: "nats" },
+          { id: "postgres/archive", type: "postgres" },
+        ],
+      },
+    ]
+    const names = ["memory", "node-labels", "nats", "postgres", "postgres/archive", "stdout"]
     for (const store of implementations) {
       const entry = builtinComponents.stores.find((candidate) => candidate.type === store.type)
-      expect(entry?.keptBy, store.type).toBe(store.keptBy)
-      expect(entry?.receiverType, store.type).toBe(store.receiverType)
-      expect(entry?.keeperProblem === undefined, store.type).toBe(store.keeperProblem === undefined)
+      expect(entry?.namedBy, store.type).toBe(store.namedBy)
+      for (const pipeline of pipelines) {
+        for (const name of names)
+          expect(entry?.claim(name, pipeline), `${store.type}: ${name}`).toEqual(store.claim(name, pipeline))
+      }
     }
   })
 
@@ -76,7 +96,7 @@ describe("the distribution's on-demand factories", () => {
         }),
       ),
     )
-    const store = onDemandStore({ type: "nats", keptBy: "exporter" }, () => Promise.reject(new Error("gone")))
+    const store = onDemandStore(exporterKeptStore("nats"), () => Promise.reject(new Error("gone")))
     const storeExit = await createdIn(store.create({}, { clusterName: "prod", id: "nats" }))
     expect(Exit.isFailure(storeExit)).toBe(true)
   })

@@ -7,7 +7,12 @@ import type * as Scope from "effect/Scope"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import type { InventoryChange } from "../../domain/InventoryChange.ts"
 import type { KnownGpu } from "../../domain/KnownGpu.ts"
-import { InventoryStore, InventoryStoreError, type StoreFactory } from "../../pipeline/InventoryStore.ts"
+import {
+  exporterKeptStore,
+  InventoryStore,
+  InventoryStoreError,
+  type StoreFactory,
+} from "../../pipeline/InventoryStore.ts"
 import { knownGpuOf, type LocatedGpu, locatedGpu, locationOf, parseLocatedGpu } from "./GpuLocation.ts"
 import { currentValues, type GpuLocationBucketError, kvCall, openBucket } from "./GpuLocationBucket.ts"
 import { clusterSerialKeys, clusterUuidKeys, serialKey, uuidKey } from "./GpuLocationKey.ts"
@@ -157,8 +162,7 @@ export const scoped = Effect.fnUntraced(function* (options: {
  * credentials, TLS and KV bucket, over a connection of the store's own.
  */
 export const storeFactory: StoreFactory = {
-  type: "nats",
-  keptBy: "exporter",
+  ...exporterKeptStore("nats"),
   create: (exporterConfig, settings) =>
     scoped({
       // The service passes the config the `nats` exporter's own settings built.

@@ -10,7 +10,12 @@ import type { Gpu } from "../../domain/Gpu.ts"
 import type { InventoryChange } from "../../domain/InventoryChange.ts"
 import { chassisOf, type KnownGpu } from "../../domain/KnownGpu.ts"
 import { StoredGpu } from "../../domain/StoredGpu.ts"
-import { InventoryStore, InventoryStoreError, type StoreFactory } from "../../pipeline/InventoryStore.ts"
+import {
+  exporterKeptStore,
+  InventoryStore,
+  InventoryStoreError,
+  type StoreFactory,
+} from "../../pipeline/InventoryStore.ts"
 import type { PostgresExporterConfig } from "./PostgresConfig.ts"
 import { openPool } from "./PostgresExporter.ts"
 import type { PostgresFailure } from "./PostgresFailure.ts"
@@ -177,8 +182,7 @@ export const scoped = (options: {
  * server, credentials and tables, over connections of the store's own.
  */
 export const storeFactory: StoreFactory = {
-  type: "postgres",
-  keptBy: "exporter",
+  ...exporterKeptStore("postgres"),
   create: (exporterConfig, settings) =>
     // The service passes the config the `postgres` exporter's own settings built.
     scoped({ config: exporterConfig as PostgresExporterConfig, cluster: settings.clusterName }),

@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { KnownGpu } from "../../domain/KnownGpu.ts"
-import { InventoryStore, type StoreFactory } from "../../pipeline/InventoryStore.ts"
+import { InventoryStore, type StoreFactory, standaloneStore } from "../../pipeline/InventoryStore.ts"
 import { memoryStoreName } from "./InventoryConfig.ts"
 
 /** The memory store, plus what it holds now (for tests and diagnostics). */
@@ -41,7 +41,6 @@ export const layer: Layer.Layer<InventoryStore> = Layer.effect(
 
 /** The `memory` store: what one process learnt, gone with it. */
 export const storeFactory: StoreFactory = {
-  type: memoryStoreName,
-  keptBy: "none",
+  ...standaloneStore(memoryStoreName),
   create: () => Effect.map(make(), (memory) => memory.store),
 }

@@ -8,7 +8,7 @@ import { type ClusterNode, clusterNodeOf } from "../ClusterNode.ts"
 import type { KubeExecConfig } from "../KubeExecConfig.ts"
 import { receiverKubeApi } from "../ReceiverKubeApi.ts"
 import { gpusOfLabels } from "./GpuNodeLabels.ts"
-import { keeperProblem, nodeLabelsStoreName } from "./NodeLabelsStoreKeeper.ts"
+import { nodeLabelsStore, nodeLabelsStoreName } from "./NodeLabelsStoreKeeper.ts"
 
 /** Nodes per list page when the store is read. */
 const pageSize = 500
@@ -82,11 +82,7 @@ export const make = (api: KubeApi["Service"], config: Pick<KubeExecConfig, "name
 
 /** The `node-labels` store, kept by the pipeline's `kube_exec` receiver: it reads the cluster that receiver reads. */
 export const storeFactory: StoreFactory = {
-  type: nodeLabelsStoreName,
-  keptBy: "receiver",
-  receiverType: "kube_exec",
-  // The service passes the config the `kube_exec` receiver's own settings built.
-  keeperProblem: (config) => keeperProblem(config as KubeExecConfig),
+  ...nodeLabelsStore,
   create: (receiverConfig, settings) =>
     Effect.gen(function* () {
       const config = receiverConfig as KubeExecConfig
