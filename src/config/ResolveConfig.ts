@@ -236,6 +236,20 @@ export const resolvePipeline = (
   }
   const receivers = components("receivers")
   const processors = components("processors")
+  // The service runs one receiver feeding one processor; a list naming one twice is refused here, not at start.
+  for (const [kind, list] of [
+    ["receiver", receivers],
+    ["processor", processors],
+  ] as const) {
+    const key = `service.pipelines.${PIPELINE}.${kind}s`
+    if (list.length !== 1 && !problems.some((problem) => problem.key === key)) {
+      const named = list.length === 0 ? "" : ` (${list.map((component) => component.id).join(", ")})`
+      problems.push({
+        key,
+        message: `pipeline ${JSON.stringify(PIPELINE)} needs exactly one ${kind}, got ${list.length}${named}`,
+      })
+    }
+  }
 
   const knownExporterTypes = catalog.exporters.map((exporter) => exporter.type)
   const defined = file?.exporters ?? new Map<string, DefinedExporter>()

@@ -4,22 +4,14 @@ import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
-import type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings } from "../component/Component.ts"
+import type { ComponentKind, ConfigProblem, CreateSettings } from "../component/Component.ts"
 import { ComponentConfigError } from "../component/ComponentConfigError.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import { defectMessage } from "../log/ShortMessage.ts"
 import type { Exporter, ExporterFactory } from "../pipeline/Exporter.ts"
+import type { StoreFactory } from "../pipeline/InventoryStore.ts"
+import type { BuiltinProcessor, BuiltinReceiver, ComponentFactories } from "./Distribution.ts"
 import * as ExporterModule from "./ExporterModule.ts"
-
-export type ReceiverFactory = ComponentFactory<"receiver", unknown, unknown, unknown>
-export type ProcessorFactory = ComponentFactory<"processor", unknown, unknown, unknown>
-
-/** The factories a distribution ships, by kind. */
-export interface ComponentFactories {
-  readonly receivers?: ReadonlyArray<ReceiverFactory>
-  readonly processors?: ReadonlyArray<ProcessorFactory>
-  readonly exporters?: ReadonlyArray<ExporterFactory>
-}
 
 /**
  * One exporter of the pipeline: a built-in one with the config its own settings built, or one whose
@@ -140,8 +132,12 @@ const keyOf = (prefix: string, key: string): string => (key === "" ? prefix : `$
 export class ComponentRegistry extends Context.Service<
   ComponentRegistry,
   {
-    /** The types that can be named in the config for `kind`, sorted. */
-    readonly knownTypes: (kind: ComponentKind) => ReadonlyArray<string>
+    /** The receiver factory of `type`, if the distribution has one. */
+    readonly receiver: (type: string) => BuiltinReceiver | undefined
+    /** The processor factory of `type`, if the distribution has one. */
+    readonly processor: (type: string) => BuiltinProcessor | undefined
+    /** The stores the inventory's `store` setting can name, in the order they claim a name. */
+    readonly stores: ReadonlyArray<StoreFactory>
     /**
      * Validates every exporter section that is not yet a config against its factory (loading third-party
      * modules) and returns them ready to create, or every problem at once under `exporters.<id>.`.
@@ -169,11 +165,6 @@ export class ComponentRegistry extends Context.Service<
     const receivers = byType("receiver", factories.receivers ?? [])
     const processors = byType("processor", factories.processors ?? [])
     const exporters = byType("exporter", factories.exporters ?? [])
-    const tables: Readonly<Record<ComponentKind, ReadonlyMap<string, unknown>>> = {
-      receiver: receivers,
-      processor: processors,
-      exporter: exporters,
-    }
 
     const resolveExporter = (
       entry: ExporterEntry,
@@ -245,7 +236,9 @@ export class ComponentRegistry extends Context.Service<
     })
 
     return ComponentRegistry.of({
-      knownTypes: (kind) => [...tables[kind].keys()].sort(),
+      receiver: (type) => receivers.get(type),
+      processor: (type) => processors.get(type),
+      stores: factories.stores ?? [],
       resolveExporters,
     })
   }

@@ -142,6 +142,20 @@ describe("pipelines", () => {
     ])
   })
 
+  it("has exactly one receiver and one processor", () => {
+    const file = `${head}exporters: { stdout: }\nservice: { pipelines: { gpus: { receivers: [kube_exec, kube_exec], processors: [inventory, inventory], exporters: [stdout] } } }\n`
+    expect(problemsOf({ file })).toEqual([
+      {
+        key: "service.pipelines.gpus.processors",
+        message: 'pipeline "gpus" needs exactly one processor, got 2 (inventory, inventory)',
+      },
+      {
+        key: "service.pipelines.gpus.receivers",
+        message: 'pipeline "gpus" needs exactly one receiver, got 2 (kube_exec, kube_exec)',
+      },
+    ])
+  })
+
   it("has one pipeline, gpus, with at least one exporter", () => {
     const file = `${head}exporters: { stdout: }\nservice: { pipelines: { logs: {}, gpus: { exporters: [], extra: 1 } } }\n`
     expect(problemsOf({ file })).toEqual([

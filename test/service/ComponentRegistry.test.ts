@@ -19,11 +19,23 @@ const problemsOf = (sections: ReadonlyArray<ExporterEntry>, baseDir = here) =>
   )
 
 describe("ComponentRegistry", () => {
-  it("knows the built-in types by kind", () => {
-    assert.deepStrictEqual(registry.knownTypes("exporter"), ["http", "nats", "otlp", "postgres", "stdout"])
-    assert.deepStrictEqual(registry.knownTypes("receiver"), ["kube_exec"])
-    assert.deepStrictEqual(registry.knownTypes("processor"), ["inventory"])
-  })
+  it.effect("knows the built-in types by kind", () =>
+    Effect.gen(function* () {
+      const exporterTypes = ["http", "nats", "otlp", "postgres", "stdout"]
+      const resolved = yield* registry.resolveExporters(
+        exporterTypes.map((type) => ({ id: type, type, config: {} })),
+        { baseDir: here },
+      )
+      assert.deepStrictEqual(
+        resolved.map((exporter) => exporter.type),
+        exporterTypes,
+      )
+      assert.strictEqual(registry.receiver("kube_exec")?.type, "kube_exec")
+      assert.strictEqual(registry.processor("inventory")?.type, "inventory")
+      assert.isUndefined(registry.receiver("inventory"))
+      assert.isUndefined(registry.processor("kube_exec"))
+    }),
+  )
 
   it("refuses a type registered twice", () => {
     const stdout = builtinComponents.exporters?.[0]

@@ -5,6 +5,7 @@ import { ComponentStartError } from "../../src/component/ComponentStartError.ts"
 import * as JsonLogger from "../../src/log/JsonLogger.ts"
 import { factory as kubeExecFactory } from "../../src/receiver/kube/KubeExecFactory.ts"
 import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
+import { ComponentRegistry } from "../../src/service/ComponentRegistry.ts"
 import { runGpuSerialsService } from "../../src/service/GpuSerialsService.ts"
 import { capturingExporter, serviceConfig } from "./ServiceHarness.ts"
 
@@ -18,7 +19,7 @@ describe("gpu-serials service with leader election", () => {
           config: serviceConfig(cluster, ["--leader-election", "--lease-namespace", "gpu-serials"]),
           exporters: [capturingExporter([])],
           serviceVersion: "0.0.0-test",
-          components: { ...builtinComponents, receivers: [withoutElector] },
+          registry: ComponentRegistry.make({ ...builtinComponents, receivers: [withoutElector] }),
         }).pipe(Effect.provide(JsonLogger.layer({ level: "error", output: { write: () => undefined } }))),
       )
       expect(Exit.isFailure(exit)).toBe(true)

@@ -10,7 +10,7 @@ import { makeFactory as makeKubeExecFactory } from "../../src/receiver/kube/Kube
 import type { KubeExecTuning } from "../../src/receiver/kube/KubeExecReceiver.ts"
 import { defaultTuning } from "../../src/receiver/kube/KubeExecReceiver.ts"
 import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
-import type { ConfiguredExporter } from "../../src/service/ComponentRegistry.ts"
+import { ComponentRegistry, type ConfiguredExporter } from "../../src/service/ComponentRegistry.ts"
 import { runGpuSerialsService } from "../../src/service/GpuSerialsService.ts"
 
 /** An exporter that keeps every event it is handed, in order. */
@@ -58,17 +58,15 @@ export const startService = async (
 ): Promise<RunningService> => {
   const events: Array<InventoryEvent> = []
   const logs: Array<Record<string, unknown>> = []
-  let port = 0
   const fiber = Effect.runFork(
     runGpuSerialsService({
       config,
       exporters: [capturingExporter(events)],
       serviceVersion: "0.0.0-test",
-      onListening: (bound) =>
-        Effect.sync(() => {
-          port = bound
-        }),
-      components: { ...builtinComponents, receivers: [makeKubeExecFactory({ ...defaultTuning, ...tuning })] },
+      registry: ComponentRegistry.make({
+        ...builtinComponents,
+        receivers: [makeKubeExecFactory({ ...defaultTuning, ...tuning })],
+      }),
     }).pipe(
       Effect.provide(
         JsonLogger.layer({
@@ -86,7 +84,8 @@ export const startService = async (
     ended: () => ended,
     events,
     logs,
-    port: () => port,
+    // The port the health server bound, as the service's start line names it.
+    port: () => Number(logs.find((line) => line.msg === "gpu-serials running")?.port ?? 0),
     stop: () => Effect.runPromise(Fiber.interrupt(fiber).pipe(Effect.andThen(Fiber.await(fiber)))),
   }
 }

@@ -6,6 +6,7 @@ import { ShutdownDeadline } from "../../../src/component/ShutdownDeadline.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import { EventConsumer } from "../../../src/pipeline/EventConsumer.ts"
 import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
+import * as InventoryFeedQueue from "../../../src/service/InventoryFeedQueue.ts"
 import { InventoryStore, InventoryStoreError, InventoryStores } from "../../../src/pipeline/InventoryStore.ts"
 import type { InventoryRules } from "../../../src/processor/inventory/Inventory.ts"
 import { factory, InventoryProcessor } from "../../../src/processor/inventory/InventoryProcessor.ts"
@@ -42,7 +43,7 @@ describe("InventoryProcessor", () => {
     Effect.gen(function* () {
       const { sink } = capturingSink()
       const first = yield* MemoryInventoryStore.make()
-      const feed = yield* InventoryFeed.make
+      const feed = yield* InventoryFeedQueue.make
       const before = yield* InventoryProcessor.make({ settings: quick, sink, store: first.store, feed }).pipe(
         Effect.provide(recordingMetrics().layer),
       )
@@ -52,7 +53,7 @@ describe("InventoryProcessor", () => {
       const published = yield* feed.take
       assert.strictEqual(published.length, 16)
 
-      const restarted = yield* InventoryFeed.make
+      const restarted = yield* InventoryFeedQueue.make
       const second = yield* MemoryInventoryStore.make(yield* first.current)
       const after = yield* InventoryProcessor.make({
         settings: quick,
@@ -263,7 +264,7 @@ describe("InventoryProcessor", () => {
   it.effect("is built by its factory from the event consumer and the store its config names", () =>
     Effect.gen(function* () {
       const { batches, sink } = capturingSink()
-      const feed = yield* InventoryFeed.make
+      const feed = yield* InventoryFeedQueue.make
       const services = Layer.mergeAll(
         Layer.succeed(EventConsumer, EventConsumer.of({ export: sink })),
         Layer.succeed(InventoryFeed, feed),

@@ -4,19 +4,20 @@ import { Effect, Layer, Queue, Result } from "effect"
 import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
 import { factory } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import { ComponentRegistry } from "../../../src/service/ComponentRegistry.ts"
+import * as InventoryFeedQueue from "../../../src/service/InventoryFeedQueue.ts"
 import { recordingMetrics } from "../../support/RecordingMetrics.ts"
 import { quickCluster } from "./ReceiverHarness.ts"
 
 const settings = { id: "kube_exec", clusterName: "test", serviceVersion: "0.0.0" }
 
-const feedLayer = Layer.effect(InventoryFeed, InventoryFeed.make)
+const feedLayer = Layer.effect(InventoryFeed, InventoryFeedQueue.make)
 
 describe("kube_exec factory", () => {
   it("is a receiver of type kube_exec that a registry accepts", () => {
     assert.strictEqual(factory.kind, "receiver")
     assert.strictEqual(factory.type, "kube_exec")
     const registry = ComponentRegistry.make({ receivers: [factory] })
-    assert.deepStrictEqual(registry.knownTypes("receiver"), ["kube_exec"])
+    assert.strictEqual(registry.receiver("kube_exec"), factory)
   })
 
   it("defaults to the settings table's defaults", () => {

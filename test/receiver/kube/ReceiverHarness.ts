@@ -7,6 +7,7 @@ import { InventoryFeed } from "../../../src/pipeline/InventoryFeed.ts"
 import type { KubeExecConfig } from "../../../src/receiver/kube/KubeExecConfig.ts"
 import { factory as kubeExecFactory } from "../../../src/receiver/kube/KubeExecFactory.ts"
 import * as KubeExecReceiver from "../../../src/receiver/kube/KubeExecReceiver.ts"
+import * as InventoryFeedQueue from "../../../src/service/InventoryFeedQueue.ts"
 import { capturedLog } from "../../log/CapturedLog.ts"
 import { accessOfKubeconfigFile } from "../../support/KubeconfigAccess.ts"
 import { type RecordedMetrics, recordingMetrics } from "../../support/RecordingMetrics.ts"
@@ -124,7 +125,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     }
     const receiverScope = yield* Scope.make()
     const stop = Scope.close(receiverScope, Exit.void)
-    const feed = options.feed ?? (yield* InventoryFeed.make)
+    const feed = options.feed ?? (yield* InventoryFeedQueue.make)
     const receiver = yield* KubeExecReceiver.make(config, { ...quickTuning, ...options.tuning }).pipe(
       Effect.provideService(KubeApi, recordingApi),
       Effect.provideService(InventoryFeed, feed),

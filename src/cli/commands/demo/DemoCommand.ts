@@ -2,6 +2,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import { type CommandLineSpec, parseCommandLine } from "../../../config/CommandLine.ts"
 import { parseGoDuration } from "../../../config/GoDuration.ts"
 import { valueAt } from "../../../config/ResolveSettings.ts"
@@ -9,6 +10,8 @@ import { freePort } from "../../../health/FreePort.ts"
 import { defectMessage } from "../../../log/ShortMessage.ts"
 import { removalGraceSetting } from "../../../processor/inventory/InventoryConfig.ts"
 import type { KubeExecConfig } from "../../../receiver/kube/KubeExecConfig.ts"
+import { builtinComponents } from "../../../service/BuiltinComponents.ts"
+import { ComponentRegistry } from "../../../service/ComponentRegistry.ts"
 import type { LoadedServiceConfig } from "../../../service/PipelineConfig.ts"
 import { CliIo } from "../../CliIo.ts"
 import { ExitCode } from "../../ExitCode.ts"
@@ -19,6 +22,7 @@ import { serveWith } from "../run/RunCommand.ts"
 import * as DemoHttpReceiver from "./DemoHttpReceiver.ts"
 import { DemoTally } from "./DemoTally.ts"
 import { demoUsage } from "./DemoUsage.ts"
+import { tallyingProcessor } from "./TallyingProcessor.ts"
 
 /** The demo's own options; every other argument is passed on to the setting flags, in order. */
 const demoOptions: CommandLineSpec = {
@@ -172,6 +176,14 @@ const startCluster = (simulator: Simulator, settings: DemoSettings) =>
     (cluster: SimulatedCluster) => Effect.promise(() => cluster.close()),
   )
 
+/** Until `url` answers at all (the health server listens), asking every 100 ms for at most 30 s. */
+const untilAnswering = (url: string): Effect.Effect<void> =>
+  Effect.tryPromise((signal) => fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(1_000)]) })).pipe(
+    Effect.flatMap((answer) => Effect.promise(() => answer.body?.cancel() ?? Promise.resolve())),
+    Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo({ times: 300 }))),
+    Effect.ignore,
+  )
+
 /** The removal grace in effect, as the summary explains it. */
 const removalGraceOf = (loaded: LoadedServiceConfig): number => {
   const written = valueAt(loaded.file, `processors.inventory.${removalGraceSetting.key}`)
@@ -221,11 +233,16 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
       const elapsedSeconds = Clock.currentTimeMillis.pipe(Effect.map((now) => (now - started) / 1000))
       const address = demo.config.telemetry.serverAddress
       const host = address === "" ? "127.0.0.1" : address.includes(":") ? `[${address}]` : address
-      const service = yield* serveWith(demo, {
-        tap: (observation) => Effect.sync(() => tally.observe(observation)),
-        tapEvents: (events) => Effect.sync(() => tally.observeEvents(events)),
-        onListening: (port) => io.stderr(`health and metrics at http://${host}:${port}/metrics\n`),
-      }).pipe(Effect.forkScoped)
+      const tallied = ComponentRegistry.make({
+        ...builtinComponents,
+        processors: builtinComponents.processors.map((processor) => tallyingProcessor(processor, tally)),
+      })
+      const service = yield* serveWith(demo, tallied).pipe(Effect.forkScoped)
+      const healthServer = `http://${host}:${demo.config.telemetry.serverPort}`
+      yield* untilAnswering(`${healthServer}/healthz`).pipe(
+        Effect.andThen(io.stderr(`health and metrics at ${healthServer}/metrics\n`)),
+        Effect.forkScoped,
+      )
       const progress = yield* Effect.sleep(progressInterval).pipe(
         Effect.andThen(elapsedSeconds),
         Effect.flatMap((elapsed) => io.stderr(tally.progress(elapsed))),

@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as JsonLogger from "../../../log/JsonLogger.ts"
 import { redactUrlsIn } from "../../../log/UrlRedaction.ts"
+import type { ComponentRegistry } from "../../../service/ComponentRegistry.ts"
 import { runGpuSerialsService } from "../../../service/GpuSerialsService.ts"
 import type { LoadedServiceConfig } from "../../../service/PipelineConfig.ts"
 import { CliIo } from "../../CliIo.ts"
@@ -9,17 +10,20 @@ import { loadServiceConfig } from "../../ServiceConfigLoader.ts"
 import { serviceVersion } from "../../Version.ts"
 import { reportInvalidConfig } from "../config/ConfigCommand.ts"
 
-/** Runs the service with a loaded configuration; reports a start failure and answers the exit code. */
+/**
+ * Runs the service with a loaded configuration, with the built-in components unless `registry` names
+ * others; reports a start failure and answers the exit code.
+ */
 export const serveWith = Effect.fn("serveWith")(function* (
   loaded: LoadedServiceConfig,
-  hooks: Pick<Parameters<typeof runGpuSerialsService>[0], "tap" | "tapEvents" | "onListening"> = {},
+  registry?: ComponentRegistry["Service"],
 ) {
   const io = yield* CliIo
   return yield* runGpuSerialsService({
     config: loaded.config,
     exporters: loaded.exporters,
     serviceVersion,
-    ...hooks,
+    ...(registry === undefined ? {} : { registry }),
   }).pipe(
     Effect.provide(JsonLogger.layer({ level: loaded.config.telemetry.logLevel })),
     Effect.as(ExitCode.ok),

@@ -5,10 +5,10 @@ import { ShutdownDeadline } from "../../../../src/component/ShutdownDeadline.ts"
 import { upsert } from "../../../../src/domain/InventoryChange.ts"
 import type { InventoryEvent } from "../../../../src/domain/InventoryEvent.ts"
 import type { KubeApi } from "../../../../src/kubeclient/rest/KubeApi.ts"
-import { InventoryFeed } from "../../../../src/pipeline/InventoryFeed.ts"
 import { InventoryProcessor } from "../../../../src/processor/inventory/InventoryProcessor.ts"
 import * as MemoryInventoryStore from "../../../../src/processor/inventory/MemoryInventoryStore.ts"
 import type { KubeExecConfig } from "../../../../src/receiver/kube/KubeExecConfig.ts"
+import * as InventoryFeedQueue from "../../../../src/service/InventoryFeedQueue.ts"
 import { recordingMetrics } from "../../../support/RecordingMetrics.ts"
 import { eventually, type Harness, reads, startHarness } from "../ReceiverHarness.ts"
 
@@ -92,7 +92,7 @@ interface LabellingOptions {
 /** The receiver against the simulated cluster, with an inventory processor taking its observations. */
 const startLabelling = (options: LabellingOptions = {}) =>
   Effect.gen(function* () {
-    const feed = yield* InventoryFeed.make
+    const feed = yield* InventoryFeedQueue.make
     const memory = yield* MemoryInventoryStore.make()
     const events: Array<InventoryEvent> = []
     const processor = yield* InventoryProcessor.make({
@@ -261,7 +261,7 @@ describe("node labels against the simulated cluster", () => {
 
   it.live("leaves out a value that cannot be a label, with one counted WARN, and writes the rest", () =>
     Effect.gen(function* () {
-      const feed = yield* InventoryFeed.make
+      const feed = yield* InventoryFeedQueue.make
       const harness = yield* startHarness({
         feed,
         cluster: { nodes: 1 },

@@ -1,0 +1,34 @@
+import * as Effect from "effect/Effect"
+import type { InventoryEvent } from "../../../domain/InventoryEvent.ts"
+import { EventConsumer } from "../../../pipeline/EventConsumer.ts"
+import type { BuiltinProcessor } from "../../../service/Distribution.ts"
+import type { DemoTally } from "./DemoTally.ts"
+
+/**
+ * The demo's pipeline stage around the processor: the same processor type, which tells `tally` every
+ * observation it takes and every batch of events it hands to the exporters, for the demo's progress
+ * lines and summary. Everything else is the processor's own.
+ */
+export const tallyingProcessor = (processor: BuiltinProcessor, tally: DemoTally): BuiltinProcessor => ({
+  ...processor,
+  create: (config, settings) =>
+    Effect.gen(function* () {
+      const consumer = yield* EventConsumer
+      const counted = EventConsumer.of({
+        export: (events: ReadonlyArray<InventoryEvent>) =>
+          Effect.andThen(
+            consumer.export(events),
+            Effect.sync(() => tally.observeEvents(events)),
+          ),
+      })
+      const running = yield* processor.create(config, settings).pipe(Effect.provideService(EventConsumer, counted))
+      return {
+        ...running,
+        observe: (observation) =>
+          Effect.andThen(
+            Effect.sync(() => tally.observe(observation)),
+            running.observe(observation),
+          ),
+      }
+    }),
+})

@@ -1,0 +1,80 @@
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import type { ComponentConfig } from "../config/ServiceConfig.ts"
+import { EventConsumer } from "../pipeline/EventConsumer.ts"
+import { InventoryFeed } from "../pipeline/InventoryFeed.ts"
+import { InventoryStores } from "../pipeline/InventoryStore.ts"
+import type { Receiver } from "../pipeline/Receiver.ts"
+import type { BuiltinProcessor, BuiltinReceiver } from "./Distribution.ts"
+import * as InventoryFeedQueue from "./InventoryFeedQueue.ts"
+import type { ServiceShutdown } from "./ServiceShutdown.ts"
+import type { TermReadiness } from "./TermReadiness.ts"
+
+/** What a term is made of: the pipeline's receiver and processor, and what the service offers them. */
+export interface PipelineTermParts {
+  readonly receiver: { readonly factory: BuiltinReceiver; readonly config: ComponentConfig }
+  readonly processor: { readonly factory: BuiltinProcessor; readonly config: ComponentConfig }
+  readonly settings: { readonly clusterName: string; readonly serviceVersion: string }
+  /** Where the processor hands its events: the exporters' fan-out. */
+  readonly consumer: EventConsumer["Service"]
+  readonly stores: InventoryStores["Service"]
+  readonly readiness: TermReadiness
+  readonly shutdown: ServiceShutdown
+}
+
+/**
+ * Starts one term in the current scope: the processor loads its store, the receiver starts; returns the
+ * delivery of the receiver's observations to the processor, which runs until the receiver stops. Closing
+ * the term's scope stops the receiver (its reads are abandoned) while the observations already made reach
+ * the processor, ends the feed so the receiver's node labeller writes the last changes, then the
+ * processor flushes its store.
+ */
+export const start = Effect.fnUntraced(function* (parts: PipelineTermParts) {
+  const { receiver, processor, settings, consumer, stores, readiness, shutdown } = parts
+  yield* readiness.lead
+  // The term's processor publishes its changes here; its receiver mirrors them (the node labeller).
+  const feed = yield* InventoryFeedQueue.make
+  const offered = <A, E, R>(component: Effect.Effect<A, E, R>) =>
+    component.pipe(
+      Effect.provideService(EventConsumer, consumer),
+      Effect.provideService(InventoryStores, stores),
+      Effect.provideService(InventoryFeed, feed),
+    )
+  const running = yield* offered(
+    processor.factory.create(processor.config.config, { id: processor.config.id, ...settings }),
+  )
+  yield* readiness.add("inventory", running.health)
+
+  // The receiver lives in its own scope, closed first; the observations it made still reach the processor.
+  const receiverScope = yield* Scope.make()
+  const source: Receiver = yield* offered(
+    receiver.factory.create(receiver.config.config, { id: receiver.config.id, ...settings }),
+  ).pipe(
+    Scope.provide(receiverScope),
+    Effect.onError(() => Effect.andThen(feed.end, Scope.close(receiverScope, Exit.void))),
+  )
+  yield* readiness.add("informers", source.health)
+  yield* readiness.add("readings", source.readings)
+  const deliver = Queue.take(source.observations).pipe(Effect.flatMap(running.observe), Effect.forever)
+  yield* Effect.addFinalizer((exit) =>
+    Effect.gen(function* () {
+      if (Exit.hasInterrupts(exit)) yield* shutdown.begin
+      // The receiver's last observations reach the processor while it closes; the feed ends after them,
+      // so the receiver's node labeller, which closes last, writes the inventory's last changes.
+      const deliverRest = deliver.pipe(
+        Effect.catchIf(Cause.isDone, () => Effect.void),
+        Effect.interruptible,
+        Effect.timeoutOption(yield* shutdown.forFlushing),
+        Effect.ensuring(feed.end),
+      )
+      yield* Effect.all([Scope.close(receiverScope, Exit.void), deliverRest], {
+        concurrency: "unbounded",
+        discard: true,
+      })
+    }),
+  )
+  return deliver.pipe(Effect.catchIf(Cause.isDone, () => Effect.void))
+})
