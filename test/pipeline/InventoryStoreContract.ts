@@ -149,9 +149,7 @@ const runOnce = <A>(
         )
       const placed = () => Object.fromEntries(info.series().map((series) => [series.uuid, series.node]))
       const result = yield* script({ observe: processor.observe, events, placed })
-      // The run stops once the store took what it learnt: a stop in the middle of a write is the processor's
-      // shutdown, whose last write the store may refuse, not the contract of the store.
-      yield* processor.flush.pipe(Effect.orDie)
+      // The run stops as the service stops a term: the processor's closing writes what its store has not got.
       return { result, events }
     }),
   )

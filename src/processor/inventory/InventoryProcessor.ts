@@ -57,6 +57,9 @@ export interface InventoryProcessorOptions {
 const loadAttempts = 3
 
 /** Capped backoff between writes of changes the store refused; the changes wait, one per GPU. */
+/** Writes of the last changes at closing that may lose a compare-and-set and be written again. */
+const lastWriteConflictRetries = 2
+
 const writeRetry = Schedule.exponential(Duration.seconds(1)).pipe(
   Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(30)))),
 )
@@ -173,6 +176,9 @@ export class InventoryProcessor extends Context.Service<
       Effect.gen(function* () {
         const budget = yield* closingBudget(deadline, storeTimeout, "flushing")
         const written = yield* writePending.pipe(
+          // A write the closing interrupted may still have landed: the store then refuses the batch as a
+          // conflict, having learnt the new revisions, and the same batch written again wins.
+          Effect.retry({ times: lastWriteConflictRetries, while: (error) => error.conflict }),
           Effect.catch((error) =>
             Effect.logWarning("inventory store did not take the last changes").pipe(
               Effect.annotateLogs({ store: error.store, reason: error.message }),

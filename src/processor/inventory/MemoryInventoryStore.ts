@@ -39,7 +39,11 @@ export const layer: Layer.Layer<InventoryStore> = Layer.effect(
   Effect.map(make(), (memory) => memory.store),
 )
 
-/** The `memory` store: what one process learnt, gone with it. */
+/**
+ * The `memory` store: what one leadership term of one process learnt. The service opens the store for
+ * each term, so a replica that leads again starts empty, as a restarted process does (another replica
+ * may have changed the fleet meanwhile); a durable store carries the inventory across both.
+ */
 export const storeFactory: StoreFactory = {
   ...standaloneStore(memoryStoreName),
   create: () => Effect.map(make(), (memory) => memory.store),
