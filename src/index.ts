@@ -1,5 +1,6 @@
 // The library API of gpu-serials: what a third-party exporter or an embedding program needs.
 
+export { parseServiceFlags } from "./cli/ServiceFlags.ts"
 export type { ComponentFactory, ComponentKind, ConfigProblem, CreateSettings, Health } from "./component/Component.ts"
 export { ComponentStartError } from "./component/ComponentStartError.ts"
 export { type ComponentSettings, type Configured, configuredBy, decodeSection } from "./config/ComponentSettings.ts"

@@ -21,7 +21,7 @@ describe("the library API", () => {
     const loaded = await Effect.runPromise(
       gpuSerials
         .loadPipelineConfig({
-          argv: ["--workers", "4"],
+          flags: gpuSerials.parseServiceFlags(["--workers", "4"]),
           env: {},
           base: {
             cluster: { name: "lab" },

@@ -1,12 +1,12 @@
 import { dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { ConfigInvalid } from "../config/ConfigInvalid.ts"
-import { CONFIG_ENV, CONFIG_FLAG, configFilePath, parseFlags, serviceFlags } from "../config/Flags.ts"
 import type { ConfigSources } from "../config/ResolveConfig.ts"
 import { builtinComponents } from "../service/BuiltinComponents.ts"
 import { loadPipelineConfig } from "../service/PipelineConfig.ts"
 import { CliIo } from "./CliIo.ts"
 import { readConfigFileText } from "./ConfigFileText.ts"
+import { CONFIG_ENV, CONFIG_FLAG, configFilePath, parseFlags, serviceFlags } from "./ServiceFlags.ts"
 
 /**
  * Reads the config file named by `--config` or `$GPU_SERIALS_CONFIG` (within its size cap) and loads the
@@ -37,7 +37,7 @@ export const loadServiceConfig = Effect.fn("loadServiceConfig")(function* (
           ),
         )
   return yield* loadPipelineConfig({
-    argv,
+    flags: parseFlags(argv, flags),
     env,
     ...(embedding.base === undefined ? {} : { base: embedding.base }),
     ...(absolutePath === undefined || text === undefined ? {} : { file: { path: absolutePath, text } }),

@@ -1,4 +1,3 @@
-import type { FlagSpec } from "../config/Flags.ts"
 import { settingReference } from "../config/SettingsReference.ts"
 import {
   boolType,
@@ -10,6 +9,7 @@ import {
   millisType,
   stringType,
 } from "../config/SettingType.ts"
+import type { FlagSpec } from "./ServiceFlags.ts"
 
 /** Help text fits a terminal of this many columns. */
 export const HELP_WIDTH = 100

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
-import type { CommandLineProblem } from "../config/CommandLine.ts"
 import { CliIo } from "./CliIo.ts"
+import type { CommandLineProblem } from "./CommandLine.ts"
 import { ExitCode } from "./ExitCode.ts"
 import { terminalText } from "./TerminalText.ts"
 

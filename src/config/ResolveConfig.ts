@@ -4,11 +4,11 @@ import type { ComponentCatalog } from "./ComponentCatalog.ts"
 import { type ComponentSettings, type ConfigurableComponent, sectionOf } from "./ComponentSettings.ts"
 import { CONFIG_FILE_KEY, type DefinedExporter, PIPELINE, readConfigFile } from "./ConfigFile.ts"
 import { ConfigInvalid } from "./ConfigInvalid.ts"
-import { parseFlags, serviceFlags } from "./Flags.ts"
 import {
   type Env,
   type FileMapping,
   type FlagValue,
+  type GivenFlags,
   isFileMapping,
   resolveSettings,
   type SettingValues,
@@ -39,8 +39,8 @@ import type { ConfigOrigins, ValueOrigin } from "./ValueOrigin.ts"
 
 /** Everything configuration is made from; the caller reads the environment and the file. */
 export interface ConfigSources {
-  /** The arguments after the subcommand (`run --workers 4` → `["--workers", "4"]`). */
-  readonly argv: ReadonlyArray<string>
+  /** The flags after the subcommand (`run --workers 4`), as the command line gives them. */
+  readonly flags: GivenFlags
   readonly env: Env
   /** The config file named by `--config` or `$GPU_SERIALS_CONFIG` (see `configFilePath`), when there is one. */
   readonly file?: { readonly path: string; readonly text: string }
@@ -190,7 +190,7 @@ export const resolvePipeline = (
   readonly modules: ReadonlyArray<ModuleExporter>
 } => {
   const { catalog } = sources
-  const flags = parseFlags(sources.argv, serviceFlags(catalog))
+  const { flags } = sources
   const file =
     sources.file === undefined && sources.base === undefined
       ? undefined

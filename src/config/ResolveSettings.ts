@@ -12,6 +12,12 @@ export interface FlagValue {
   readonly text: string
 }
 
+/** The flags of the command line as its parser made them: a value by setting, and what was wrong. */
+export interface GivenFlags {
+  readonly values: ReadonlyMap<AnySetting, FlagValue>
+  readonly problems: ReadonlyArray<ConfigProblem>
+}
+
 /** A mapping read from the config file. */
 export type FileMapping = Readonly<Record<string, unknown>>
 

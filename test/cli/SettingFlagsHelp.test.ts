@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { settingFlagsHelp as runSettingFlagsHelp } from "../../src/cli/commands/run/RunUsage.ts"
+import { serviceFlags as serviceFlagsOf } from "../../src/cli/ServiceFlags.ts"
 import { HELP_WIDTH, settingFlagsHelp } from "../../src/cli/SettingFlagsHelp.ts"
-import { serviceFlags as serviceFlagsOf } from "../../src/config/Flags.ts"
 import { settingReference } from "../../src/config/SettingsReference.ts"
 import { enumType } from "../../src/config/SettingType.ts"
 import { builtinComponents } from "../../src/service/BuiltinComponents.ts"

@@ -1,4 +1,5 @@
 import { Result } from "effect"
+import { parseServiceFlags } from "../../src/cli/ServiceFlags.ts"
 import type { ConfigProblem } from "../../src/component/Component.ts"
 import type { ConfigInvalid } from "../../src/config/ConfigInvalid.ts"
 import { type ConfigSources, type ResolvedConfig, resolveConfigWithOrigins } from "../../src/config/ResolveConfig.ts"
@@ -19,7 +20,7 @@ export interface Input {
 }
 
 const sources = (input: Input): ConfigSources => ({
-  argv: input.argv ?? [],
+  flags: parseServiceFlags(input.argv ?? []),
   env: input.env ?? {},
   ...(input.file === undefined ? {} : { file: { path: "gpu-serials.yaml", text: input.file } }),
   ...(input.base === undefined ? {} : { base: input.base }),

@@ -1,5 +1,6 @@
 import type { SimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect, Exit, Fiber, Result } from "effect"
+import { parseServiceFlags } from "../../src/cli/ServiceFlags.ts"
 import { resolveConfig } from "../../src/config/ResolveConfig.ts"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import type { InventoryEvent } from "../../src/domain/InventoryEvent.ts"
@@ -34,7 +35,14 @@ export const serviceConfig = (
 ): ServiceConfig => {
   const labels = options.labels === true ? [] : ["--no-labels"]
   const resolved = resolveConfig({
-    argv: ["--cluster-name", "e2e", "--kubeconfig", cluster.kubeconfigPath, ...labels, ...overrides],
+    flags: parseServiceFlags([
+      "--cluster-name",
+      "e2e",
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      ...labels,
+      ...overrides,
+    ]),
     env: {},
     catalog: builtinComponents,
   })

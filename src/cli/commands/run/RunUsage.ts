@@ -1,5 +1,5 @@
-import { serviceFlags } from "../../../config/Flags.ts"
 import { builtinComponents } from "../../../service/BuiltinComponents.ts"
+import { serviceFlags } from "../../ServiceFlags.ts"
 import { settingFlagsHelp as settingFlagsHelpOf } from "../../SettingFlagsHelp.ts"
 
 /** The flags of the service's settings and of the components this build has. */

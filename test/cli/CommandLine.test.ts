@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { type CommandLineSpec, parseCommandLine } from "../../src/config/CommandLine.ts"
+import { type CommandLineSpec, parseCommandLine } from "../../src/cli/CommandLine.ts"
 
 const spec: CommandLineSpec = { options: { format: "value", verbose: "switch", labels: "negatable" } }
 const known = ["--format", "--verbose", "--labels", "--no-labels"]

@@ -1,10 +1,11 @@
 import type { ConfigProblem } from "../component/Component.ts"
-import { didYouMean } from "./ClosestName.ts"
+import { didYouMean } from "../config/ClosestName.ts"
+import { type ComponentCatalog, settingsSections } from "../config/ComponentCatalog.ts"
+import type { Env, FlagValue, GivenFlags } from "../config/ResolveSettings.ts"
+import type { AnySetting } from "../config/Setting.ts"
+import { boolType, listType } from "../config/SettingType.ts"
+import { builtinComponents } from "../service/BuiltinComponents.ts"
 import { type CommandLineProblem, type CommandLineSpec, type OptionKind, parseCommandLine } from "./CommandLine.ts"
-import { type ComponentCatalog, settingsSections } from "./ComponentCatalog.ts"
-import type { Env, FlagValue } from "./ResolveSettings.ts"
-import type { AnySetting } from "./Setting.ts"
-import { boolType, listType } from "./SettingType.ts"
 
 /** The flag naming the config file. */
 export const CONFIG_FLAG = "--config"
@@ -87,10 +88,9 @@ const flagProblem = (problem: CommandLineProblem): ConfigProblem => {
   }
 }
 
-export interface ParsedFlags {
-  readonly values: ReadonlyMap<AnySetting, FlagValue>
+/** The flags as the configuration takes them, and the config file `--config` names. */
+export interface ParsedFlags extends GivenFlags {
   readonly configPath?: string
-  readonly problems: ReadonlyArray<ConfigProblem>
 }
 
 /**
@@ -129,3 +129,7 @@ export const configFilePath = (
   const fromEnv = env[CONFIG_ENV]
   return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv
 }
+
+/** The flags of this distribution's settings, parsed from the arguments after the subcommand (`--workers 4`). */
+export const parseServiceFlags = (argv: ReadonlyArray<string>): ParsedFlags =>
+  parseFlags(argv, serviceFlags(builtinComponents))

@@ -4,10 +4,10 @@ import {
   configFilePath as configFilePathOf,
   parseFlags as parseFlagsOf,
   serviceFlags as serviceFlagsOf,
-} from "../../src/config/Flags.ts"
+} from "../../src/cli/ServiceFlags.ts"
 import { nodeLabelsEnabledSetting, workersSetting } from "../../src/receiver/kube/KubeExecConfig.ts"
-import { allSettings, builtinComponents } from "./BuiltinSettings.ts"
-import { configOf, problemsOf } from "./ResolveFixture.ts"
+import { allSettings, builtinComponents } from "../config/BuiltinSettings.ts"
+import { configOf, problemsOf } from "../config/ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
 
