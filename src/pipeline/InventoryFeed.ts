@@ -1,3 +1,4 @@
+// pipeline/ holds contracts only: what one component offers another, so that none imports a sibling.
 import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -1,3 +1,5 @@
+// service/ is the wiring, as the Collector's otelcol and service: it knows factories, and the components
+// know nothing of it.
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ComponentFactory, CreateSettings } from "../component/Component.ts"

@@ -1,3 +1,5 @@
+// exporterhelper/ is what every exporter shares, as the Collector's exporterhelper: a concrete exporter
+// writes a Sink, and QueuedExporter gives it the buffer, batches, retries, deadline and drain.
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"

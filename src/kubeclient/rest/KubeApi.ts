@@ -1,3 +1,5 @@
+// kubeclient/ is a Kubernetes client shaped like client-go (rest, clientcmd, remotecommand, cache,
+// workqueue, leaderelection, labels): it knows no component of gpu-serials, which build on it.
 import type { IncomingMessage } from "node:http"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
