@@ -7,6 +7,12 @@ import type { GpuRecord } from "./GpuRecord.ts"
 export interface InventoryEvent {
   readonly record: GpuRecord
   readonly origin: EventOrigin
+  /**
+   * How often the producer re-affirms an unchanged GPU with `observed` (`REPORT_INTERVAL`), 0 for never;
+   * absent when it does not say. For exporters that tell a backend when to expect the next word of a GPU
+   * (OpenTelemetry entity events).
+   */
+  readonly reportIntervalMs?: number
 }
 
 export interface EventOrigin {

@@ -94,6 +94,8 @@ export const knownGpuEvent = (options: {
   readonly cluster: string
   readonly time: Date
   readonly previous?: PreviousLocation
+  /** How often the inventory re-affirms an unchanged GPU, 0 for never. */
+  readonly reportIntervalMs: number
 }): InventoryEvent => {
   const { known } = options
   const record = gpuRecord({
@@ -112,6 +114,7 @@ export const knownGpuEvent = (options: {
   })
   return {
     record,
+    reportIntervalMs: options.reportIntervalMs,
     origin: {
       ...(known.nodeUid === undefined ? {} : { nodeUid: known.nodeUid }),
       podNamespace: known.pod.namespace,

@@ -34,6 +34,18 @@ const hrTimeOfMillis = (millis: number): HrTime => {
   return [seconds, Math.round((millis - seconds * 1000) * 1_000_000)]
 }
 
+/** The times of a GPU event's log record: the reading's time, and `observedMillis` when the exporter took it. */
+export const recordTimes = (
+  event: InventoryEvent,
+  observedMillis: number,
+): Pick<ReadableLogRecord, "hrTime" | "hrTimeObserved"> => {
+  const readingMillis = Date.parse(event.record.time)
+  return {
+    hrTime: hrTimeOfMillis(Number.isNaN(readingMillis) ? observedMillis : readingMillis),
+    hrTimeObserved: hrTimeOfMillis(observedMillis),
+  }
+}
+
 /** The instrumentation scope of every GPU log record; one object, as the serializers group by identity. */
 export const gpuInventoryScope: InstrumentationScope = { name: "gpu-serials/inventory" }
 
@@ -43,11 +55,9 @@ export const gpuInventoryScope: InstrumentationScope = { name: "gpu-serials/inve
  * reading's time; `observedMillis` is when the exporter took it.
  */
 export const gpuLogRecord = (event: InventoryEvent, resource: Resource, observedMillis: number): ReadableLogRecord => {
-  const readingMillis = Date.parse(event.record.time)
   const severity = severityOf(event.record.event)
   return {
-    hrTime: hrTimeOfMillis(Number.isNaN(readingMillis) ? observedMillis : readingMillis),
-    hrTimeObserved: hrTimeOfMillis(observedMillis),
+    ...recordTimes(event, observedMillis),
     severityNumber: severity.number,
     severityText: severity.text,
     body: gpuEventBody(event),

@@ -127,6 +127,21 @@ export const otlpMetricsIntervalSetting: Setting<number> = {
   check: notNegative("OTLP metrics interval must be >= 0 (0 disables OTLP metrics)"),
 }
 
+/** How GPUs are sent as OpenTelemetry entities besides their log records. */
+export type EntityEventForm = "off" | "legacy" | "spec"
+
+export const otlpEntityEventsSetting: Setting<EntityEventForm> = {
+  key: "entityEvents",
+  env: "OTLP_ENTITY_EVENTS",
+  flag: "--otlp-entity-events",
+  type: enumType(["off", "legacy", "spec"]),
+  default: "off",
+  secret: "none",
+  label: "OTLP entity events",
+  description:
+    "Also send each GPU as an OpenTelemetry entity (hw.gpu, id = UUID): legacy as the Collector's experimentalmetricmetadata writes them (otel.entity.*), spec as the entity events specification (entity.state, entity.delete), or off.",
+}
+
 /** The `otlp` exporter's section, fed by the standard OTEL_EXPORTER_OTLP_* variables. */
 export interface OtlpExporterConfig {
   /** Base URL; logs go to `<endpoint>/v1/logs` unless `logsEndpoint` is set. */
@@ -142,6 +157,7 @@ export interface OtlpExporterConfig {
   readonly resourceAttributes: Readonly<Record<string, string>>
   /** 0: no metrics over OTLP. */
   readonly metricsIntervalMs: number
+  readonly entityEvents: EntityEventForm
   readonly queue: QueueSettings
 }
 
@@ -157,6 +173,7 @@ export const otlpSettings: ComponentSettings<OtlpExporterConfig> = {
     otlpServiceNameSetting,
     otlpResourceAttributesSetting,
     otlpMetricsIntervalSetting,
+    otlpEntityEventsSetting,
     ...queueSettingList,
   ],
   rules: [queueSettingsRule],
@@ -172,6 +189,7 @@ export const otlpSettings: ComponentSettings<OtlpExporterConfig> = {
       serviceName: values.require(otlpServiceNameSetting),
       resourceAttributes: values.require(otlpResourceAttributesSetting),
       metricsIntervalMs: values.require(otlpMetricsIntervalSetting),
+      entityEvents: values.require(otlpEntityEventsSetting),
       queue: queueSettingsOf(values),
     }
   },

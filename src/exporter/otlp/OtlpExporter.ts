@@ -45,6 +45,7 @@ export const factory: ExporterFactory<OtlpExporterConfig> & Configured<OtlpExpor
         compression: config.compression,
         timeout,
         service,
+        entityEvents: config.entityEvents,
       })
       const exporter = yield* QueuedExporter.make({
         id: settings.id,

@@ -8,8 +8,10 @@ import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { shortMessage } from "../../log/ShortMessage.ts"
 import { type Sink, SinkError } from "../exporterhelper/Sink.ts"
 import { networkFailure, statusFailure } from "./ExportFailure.ts"
+import { gpuEntityEvent } from "./GpuEntityEvent.ts"
 import { gpuLogRecord } from "./GpuLogRecord.ts"
 import { makeNodeResources, type ServiceIdentity } from "./NodeResources.ts"
+import type { EntityEventForm } from "./OtlpConfig.ts"
 
 const gzipAsync = promisify(gzip)
 
@@ -22,6 +24,8 @@ export interface OtlpLogsSinkOptions {
   /** Deadline of one request, answer included. */
   readonly timeout: Duration.Duration
   readonly service: ServiceIdentity
+  /** Whether each GPU event also goes out as an entity event, and in which form. */
+  readonly entityEvents: EntityEventForm
 }
 
 const encodings = {
@@ -33,8 +37,8 @@ const encodings = {
 const maxAnswerBytes = 64 * 1024
 
 /**
- * Sends each batch as one OTLP/HTTP logs request: one log record per GPU event, grouped into one
- * ResourceLogs per node. Throttling, 502/503/504 and network errors fail as retryable (with the
+ * Sends each batch as one OTLP/HTTP logs request: one log record per GPU event, and with entity events on
+ * one entity event more (see `GpuEntityEvent`), grouped into one ResourceLogs per node. Throttling, 502/503/504 and network errors fail as retryable (with the
  * receiver's `Retry-After`), every other refusal as permanent.
  */
 export const make = (options: OtlpLogsSinkOptions): Sink => {
@@ -48,7 +52,12 @@ export const make = (options: OtlpLogsSinkOptions): Sink => {
 
   const encode = (events: ReadonlyArray<InventoryEvent>, observedMillis: number) =>
     Effect.gen(function* () {
-      const records = events.map((event) => gpuLogRecord(event, nodeResources.of(event), observedMillis))
+      const form = options.entityEvents
+      const records = events.flatMap((event) => {
+        const resource = nodeResources.of(event)
+        const record = gpuLogRecord(event, resource, observedMillis)
+        return form === "off" ? [record] : [record, gpuEntityEvent(event, form, resource, observedMillis)]
+      })
       const body = serializer.serializeRequest(records)
       if (body === undefined) {
         return yield* new SinkError({ message: "OTLP logs request could not be encoded", retryable: false })

@@ -200,7 +200,15 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
     let reportedNow = true
     if (known === undefined) {
       next = located(time, time)
-      events.push(knownGpuEvent({ known: next, event: "added", cluster: settings.cluster, time }))
+      events.push(
+        knownGpuEvent({
+          known: next,
+          event: "added",
+          cluster: settings.cluster,
+          time,
+          reportIntervalMs: settings.reportIntervalMs,
+        }),
+      )
     } else if (known.node !== node.name || known.machine !== machine) {
       // A reading taken before the one that placed the GPU elsewhere is old news about it.
       if (known.node !== node.name && known.lastSeen > time) continue
@@ -212,13 +220,23 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
           cluster: settings.cluster,
           time,
           previous: { node: known.node, machine: known.machine },
+          reportIntervalMs: settings.reportIntervalMs,
         }),
       )
       if (known.node !== node.name) dropGpu(nodes, known.node, gpu.uuid)
     } else {
       reportedNow = !sameFacts(known, facts) || reportDue(known.lastReported, time, settings)
       next = located(known.firstSeen, reportedNow ? time : known.lastReported)
-      if (reportedNow) events.push(knownGpuEvent({ known: next, event: "observed", cluster: settings.cluster, time }))
+      if (reportedNow)
+        events.push(
+          knownGpuEvent({
+            known: next,
+            event: "observed",
+            cluster: settings.cluster,
+            time,
+            reportIntervalMs: settings.reportIntervalMs,
+          }),
+        )
     }
     if (reportedNow) changes.push(upsert(next))
     here.set(gpu.uuid, next)
@@ -315,7 +333,15 @@ export const tick = (state: Inventory, now: Date, settings: InventoryRules): Tra
   const nodes = state.nodes.edit()
   const locations = state.locations.edit()
   const removeGpu = (known: KnownGpu) => {
-    events.push(knownGpuEvent({ known, event: "removed", cluster: settings.cluster, time: now }))
+    events.push(
+      knownGpuEvent({
+        known,
+        event: "removed",
+        cluster: settings.cluster,
+        time: now,
+        reportIntervalMs: settings.reportIntervalMs,
+      }),
+    )
     changes.push(remove(known))
     locations.delete(known.uuid)
   }
@@ -338,7 +364,15 @@ export const tick = (state: Inventory, now: Date, settings: InventoryRules): Tra
         continue
       }
       const next: KnownGpu = { ...known, lastReported: now }
-      events.push(knownGpuEvent({ known: next, event: "observed", cluster: settings.cluster, time: now }))
+      events.push(
+        knownGpuEvent({
+          known: next,
+          event: "observed",
+          cluster: settings.cluster,
+          time: now,
+          reportIntervalMs: settings.reportIntervalMs,
+        }),
+      )
       changes.push(upsert(next))
       gpus.set(known.uuid, next)
     }

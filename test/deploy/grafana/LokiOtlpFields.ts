@@ -32,12 +32,13 @@ export const lokiName = (attribute: string): string => {
   return /^[0-9]/.test(name) ? `key_${name}` : name
 }
 
-const asString = (value: DecodedValue): string =>
-  "string" in value
-    ? value.string
-    : "int" in value
-      ? value.int.toString()
-      : String("bool" in value ? value.bool : value.double)
+const asString = (value: DecodedValue): string => {
+  if ("string" in value) return value.string
+  if ("int" in value) return value.int.toString()
+  if ("bool" in value) return String(value.bool)
+  if ("double" in value) return String(value.double)
+  throw new Error("a GPU log record's attributes are scalars; maps and arrays come only in entity events")
+}
 
 /** Names and the values seen under them. */
 export type LokiValues = ReadonlyMap<string, ReadonlySet<string>>

@@ -11,6 +11,8 @@ export type DecodedValue =
   | {
       readonly double: number
     }
+  | { readonly array: ReadonlyArray<DecodedValue> }
+  | { readonly kvlist: ReadonlyMap<string, DecodedValue> }
 
 export interface DecodedLogRecord {
   readonly timeUnixNano: bigint
@@ -22,9 +24,16 @@ export interface DecodedLogRecord {
   readonly eventName: string
 }
 
+export interface DecodedScopeLogs {
+  readonly name: string
+  readonly attributes: ReadonlyMap<string, DecodedValue>
+  readonly logRecords: ReadonlyArray<DecodedLogRecord>
+}
+
 export interface DecodedResourceLogs {
   readonly resourceAttributes: ReadonlyMap<string, DecodedValue>
   readonly scopeNames: ReadonlyArray<string>
+  readonly scopes: ReadonlyArray<DecodedScopeLogs>
   readonly logRecords: ReadonlyArray<DecodedLogRecord>
 }
 
@@ -88,7 +97,10 @@ const messages = (fields: ReadonlyArray<Field>, number: number): ReadonlyArray<U
 const first = (fields: ReadonlyArray<Field>, number: number): Field | undefined =>
   fields.find((field) => field.number === number)
 
-/** AnyValue: string_value = 1, bool_value = 2, int_value = 3, double_value = 4. */
+/**
+ * AnyValue: string_value = 1, bool_value = 2, int_value = 3, double_value = 4, array_value = 5
+ * (ArrayValue: values = 1), kvlist_value = 6 (KeyValueList: values = 1).
+ */
 const anyValue = (bytes: Uint8Array): DecodedValue | undefined => {
   const [field] = fieldsOf(bytes)
   if (field === undefined) return undefined
@@ -104,6 +116,15 @@ const anyValue = (bytes: Uint8Array): DecodedValue | undefined => {
       view.setBigUint64(0, field.fixed64 ?? 0n, true)
       return { double: view.getFloat64(0, true) }
     }
+    case 5:
+      return {
+        array: messages(fieldsOf(field.bytes ?? new Uint8Array()), 1).flatMap((value) => {
+          const decoded = anyValue(value)
+          return decoded === undefined ? [] : [decoded]
+        }),
+      }
+    case 6:
+      return { kvlist: keyValues(messages(fieldsOf(field.bytes ?? new Uint8Array()), 1)) }
     default:
       throw new Error(`unexpected AnyValue field ${field.number}`)
   }
@@ -140,7 +161,7 @@ const logRecord = (bytes: Uint8Array): DecodedLogRecord => {
 }
 
 /** ExportLogsServiceRequest.resource_logs = 1; ResourceLogs: resource = 1 (attributes = 1), scope_logs = 2;
- * ScopeLogs: scope = 1 (name = 1), log_records = 2. */
+ * ScopeLogs: scope = 1 (name = 1, attributes = 3), log_records = 2. */
 export const decodeLogsRequest = (bytes: Uint8Array): ReadonlyArray<DecodedResourceLogs> =>
   messages(fieldsOf(bytes), 1).map((resourceLogs) => {
     const fields = fieldsOf(resourceLogs)
@@ -151,6 +172,15 @@ export const decodeLogsRequest = (bytes: Uint8Array): ReadonlyArray<DecodedResou
       scopeNames: scopeLogs.map((scope) => {
         const scopeMessage = messages(scope, 1)[0]
         return scopeMessage === undefined ? "" : text(first(fieldsOf(scopeMessage), 1)?.bytes)
+      }),
+      scopes: scopeLogs.map((scope) => {
+        const scopeMessage = messages(scope, 1)[0]
+        const scopeFields = scopeMessage === undefined ? [] : fieldsOf(scopeMessage)
+        return {
+          name: text(first(scopeFields, 1)?.bytes),
+          attributes: keyValues(messages(scopeFields, 3)),
+          logRecords: messages(scope, 2).map(logRecord),
+        }
       }),
       logRecords: scopeLogs.flatMap((scope) => messages(scope, 2).map(logRecord)),
     }
