@@ -99,6 +99,10 @@ describe("deploy/examples/otel-sidecar: gpu-serials with an OpenTelemetry Collec
 
   it("runs the repository's Collector configuration, mounted where the sidecar reads it", () => {
     expect(configText).toBe(readFileSync(`${repositoryRoot}deploy/components/otel-sidecar/otel-collector.yaml`, "utf8"))
+    expect(
+      configText,
+      "deploy/components/otel-sidecar/otel-collector.yaml must be a copy of otel-collector.yaml at the repository root: copy it over",
+    ).toBe(readFileSync(`${repositoryRoot}otel-collector.yaml`, "utf8"))
     const mount = sidecar.volumeMounts?.find((candidate) => candidate.name === volume?.name)
     expect(sidecar.args).toEqual([`--config=${mount?.mountPath}/config.yaml`])
   })
