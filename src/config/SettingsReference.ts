@@ -2,7 +2,7 @@ import { type ComponentCatalog, pathIn, type SettingsSection, settingsSections }
 import type { AnySetting } from "./Setting.ts"
 import { boundsText } from "./SettingBounds.ts"
 
-/** One row of the configuration reference (README table, `--help`). */
+/** One row of the configuration reference (docs/configuration.md, `--help`). */
 export interface SettingReference {
   /** Dotted config-file path, with a component's type as its id (`exporters.stdout.queueSize`). */
   readonly path: string
