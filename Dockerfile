@@ -38,7 +38,7 @@ COPY config ./config
 # Numeric, so that the kubelet can check runAsNonRoot against it (the image's `node` user is uid 1000).
 USER 1000:1000
 EXPOSE 8080
-# V8 heap options (README, Benchmarks; `npm run bench` runs the service with the flags written here):
+# V8 heap options (docs/benchmarks.md; `npm run bench` runs the service with the flags written here):
 # 16 MB young-generation semi-spaces instead of V8's 64 MB, and a full collection once the old generation
 # has grown 35% past what the last one left live, instead of V8's adaptive factor (up to 4×). At 10,000
 # nodes the peak RSS drops from 393 to 262 MB for about 0.7 ms more CPU per reading; the limit follows

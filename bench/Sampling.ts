@@ -1,4 +1,4 @@
-/** Timing samples of one operation, summarised the way the README reports them. */
+/** Timing samples of one operation, summarised the way docs/benchmarks.md reports them. */
 export interface Summary {
   readonly runs: number
   readonly medianMs: number

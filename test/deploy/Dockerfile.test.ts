@@ -35,12 +35,12 @@ describe("Dockerfile", () => {
     expect(new Set(stages.map((stage) => stage.from)).size).toBe(1)
   })
 
-  it("documents how to refresh the pinned digest, in a comment and in the README", () => {
+  it("documents how to refresh the pinned digest, in a comment and in docs/deploy.md", () => {
     const { name, tag } = PINNED.exec(stages[0]?.from ?? "")?.groups ?? {}
     const refresh = `docker buildx imagetools inspect ${name}:${tag}`
     const comments = dockerfile.split("\n").filter((line) => line.startsWith("#"))
     expect(comments.some((line) => line.includes(refresh))).toBe(true)
-    expect(read("README.md")).toContain(refresh)
+    expect(read("docs/deploy.md")).toContain(refresh)
   })
 
   it("labels the image with the OCI annotations, its version and base matching the build", () => {
@@ -75,10 +75,10 @@ describe("Dockerfile", () => {
     const entrypoint = JSON.parse(instructionsOf(image, "ENTRYPOINT")[0] ?? "[]") as ReadonlyArray<string>
     expect(entrypoint[0]).toBe("node")
     expect(entrypoint.at(-1)).toBe(packageJson.bin["gpu-serials"])
-    // Between them only V8 heap options, each of which the README's benchmarks justify.
+    // Between them only V8 heap options, each of which docs/benchmarks.md justifies.
     for (const flag of entrypoint.slice(1, -1)) {
       expect(flag).toMatch(/^--(max-semi-space-size|heap-growing-percent|max-old-space-size)=\d+$/)
-      expect(read("README.md"), flag).toContain(flag)
+      expect(read("docs/benchmarks.md"), flag).toContain(flag)
     }
   })
 

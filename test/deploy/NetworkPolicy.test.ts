@@ -48,11 +48,13 @@ const egressOf = (policies: ReadonlyArray<Manifest>): ReadonlyArray<string> =>
     ),
   )
 
-/** The README's YAML example that contains `marker`, without the indentation of the list item it is in. */
-const readmeExample = (marker: string): string => {
-  const readme = readFileSync(`${repositoryRoot}README.md`, "utf8")
-  const block = [...readme.matchAll(/^( *)```yaml\n([\s\S]*?)^ *```$/gm)].find((match) => match[2]?.includes(marker))
-  if (block === undefined) throw new Error(`the README has no YAML example with ${marker}`)
+/** The YAML example of docs/deploy.md that contains `marker`, without the indentation of the list item it is in. */
+const deployExample = (marker: string): string => {
+  const deployPage = readFileSync(`${repositoryRoot}docs/deploy.md`, "utf8")
+  const block = [...deployPage.matchAll(/^( *)```yaml\n([\s\S]*?)^ *```$/gm)].find((match) =>
+    match[2]?.includes(marker),
+  )
+  if (block === undefined) throw new Error(`docs/deploy.md has no YAML example with ${marker}`)
   const indent = block[1]?.length ?? 0
   return (block[2] ?? "")
     .split("\n")
@@ -102,15 +104,15 @@ describe("deploy/examples/network-policy: NetworkPolicies for gpu-serials' pods"
     for (const cidr of cidrs) expect(isCidr(cidr), cidr).toBe(false)
   })
 
-  it("takes the API server's address and the sinks from an overlay, with the README's examples", () => {
+  it("takes the API server's address and the sinks from an overlay, with the examples of docs/deploy.md", () => {
     const overlay = kustomizeOverlay(
       `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
   - {root}/deploy/examples/network-policy
   - sinks.yaml
-${readmeExample("name: gpu-serials-api-server")}`,
-      { "sinks.yaml": readmeExample("name: gpu-serials-sinks") },
+${deployExample("name: gpu-serials-api-server")}`,
+      { "sinks.yaml": deployExample("name: gpu-serials-sinks") },
     )
     const overlayPolicies = ofKind(overlay, "NetworkPolicy")
     const podLabels = deploymentOf(overlay).spec.template.metadata.labels

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { parse, parseAllDocuments, stringify } from "yaml"
 import { metricNames } from "../../src/metrics/ServiceInstruments.ts"
 import { repositoryRoot } from "../cli/GpuSerialsCli.ts"
+import { promqlRecipes } from "./MetricsRecipes.ts"
 
 const component = "deploy/components/prometheus-operator"
 const overlay = "deploy/examples/prometheus-operator"
@@ -62,7 +63,7 @@ const testFiles = readdirSync(unitTests).filter((name) => name.endsWith(".yaml")
 for (const name of testFiles) copyFileSync(join(unitTests, name), join(workspace, name))
 afterAll(() => rmSync(workspace, { recursive: true, force: true }))
 
-const readme = readFileSync(join(repositoryRoot, "README.md"), "utf8")
+const metricsPage = readFileSync(join(repositoryRoot, "docs/metrics.md"), "utf8")
 
 const promtool = (args: ReadonlyArray<string>) => {
   const run = spawnSync("/usr/bin/promtool", args, { cwd: workspace, encoding: "utf8", timeout: 60_000 })
@@ -91,7 +92,7 @@ const namesIn = (expr: string): { readonly metrics: ReadonlySet<string>; readonl
   return { metrics, labels }
 }
 
-/** Labels the service's series carry (README, Health and metrics), and those a ServiceMonitor scrape adds. */
+/** Labels the service's series carry (docs/metrics.md), and those a ServiceMonitor scrape adds. */
 const serviceLabels = ["kind", "exporter", "error_kind", "result", "reason", "model", "resource", "leading", "label"]
 const targetLabels = ["namespace", "job"]
 
@@ -186,14 +187,8 @@ describe("the prometheus-operator component", () => {
     expect(absence?.expr).toContain(`job="${service.metadata.name}"`)
   })
 
-  it("runs every PromQL recipe of the README in its unit tests", () => {
-    const section = readme.slice(readme.indexOf("### PromQL recipes"), readme.indexOf("### Alerts"))
-    const recipes = [...section.matchAll(/```promql\n([\s\S]*?)```/g)].flatMap(([, block = ""]) =>
-      block
-        .replace(/\n {2}/g, " ")
-        .split("\n")
-        .filter((line) => line.trim() !== ""),
-    )
+  it("runs every PromQL recipe of docs/metrics.md in its unit tests", () => {
+    const recipes = promqlRecipes()
     expect(recipes.length).toBeGreaterThan(5)
     const tested = testFiles.flatMap((name) => {
       const file = parse(readFileSync(join(unitTests, name), "utf8")) as {
@@ -209,8 +204,8 @@ describe("the prometheus-operator component", () => {
     }
   })
 
-  it("is listed in the README with every alert and the command that applies it", () => {
-    expect(readme).toContain(`kubectl apply -k ${overlay}`)
-    for (const { alert } of rules) expect(readme).toContain(`\`${alert}\``)
+  it("is listed in docs/metrics.md with every alert and the command that applies it", () => {
+    expect(metricsPage).toContain(`kubectl apply -k ${overlay}`)
+    for (const { alert } of rules) expect(metricsPage).toContain(`\`${alert}\``)
   })
 })

@@ -64,7 +64,7 @@ describe.each(variants)("deploy/examples/$name: endpoint and credentials from a 
     for (const value of values) expect(output).not.toContain(value)
   })
 
-  it("runs once an overlay replaces the Secret as the README shows, printing no credential", () => {
+  it("runs once an overlay replaces the Secret as docs/deploy.md shows, printing no credential", () => {
     const replaced = kustomizeOverlay(`
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization

@@ -18,9 +18,8 @@ import {
 
 const packageVersion = (JSON.parse(readFileSync(`${repositoryRoot}package.json`, "utf8")) as { version: string })
   .version
-const readme = readFileSync(`${repositoryRoot}README.md`, "utf8")
-/** The README's "Deploy" section, up to the next heading of its level or above. */
-const deploySection = readme.slice(readme.indexOf("### Deploy\n")).split(/\n#{2,3} /)[0] ?? ""
+/** docs/deploy.md, the page of every variant. */
+const deployPage = readFileSync(`${repositoryRoot}docs/deploy.md`, "utf8")
 
 /**
  * What each variant's service account may do, one line per rule:
@@ -91,12 +90,12 @@ describe.each(Object.keys(expectedGrants))("%s", (variant) => {
         manifest.kind === kind && manifest.metadata.name === name && manifest.metadata.namespace === inNamespace,
     )
 
-  it("is documented: a header with the command that applies it, and the same command in the README's Deploy", () => {
+  it("is documented: a header with the command that applies it, and the same command in docs/deploy.md", () => {
     const command = `kubectl apply -k ${variant}`
     const header = readFileSync(`${repositoryRoot}${variant}/kustomization.yaml`, "utf8").split("\n")[0]
     expect(header).toMatch(/^# .*: kubectl apply -k /)
     expect(header?.endsWith(command)).toBe(true)
-    expect(deploySection.includes(command), `the README's Deploy section shows ${command}`).toBe(true)
+    expect(deployPage.includes(command), `docs/deploy.md shows ${command}`).toBe(true)
     const component = variant.replace("deploy/examples/", "deploy/components/")
     if (component !== variant) {
       const componentHeader = readFileSync(`${repositoryRoot}${component}/kustomization.yaml`, "utf8").split("\n")[0]
