@@ -70,6 +70,26 @@ export const worstInputs = (bytes: number): ReadonlyArray<WorstInput> => {
     ),
     xml("many attributes", manyAttributes(room)),
     xml("many tiny unknown elements", filled(open, "<x/>", close, bytes)),
+    // Each construct of the XML tokenizer, filled with its own delimiter characters, which a tokenizer
+    // that builds the construct character by character finds hardest.
+    xml("one comment of dashes", filled(`${open}<!--`, "-a", `-->${close}`, room)),
+    xml(
+      "one CDATA section of brackets",
+      filled(`${open}<gpu><serial><![CDATA[`, "]a", `]]></serial></gpu>${close}`, room),
+    ),
+    xml("one processing instruction of question marks", filled(`${open}<?pi `, "?a", `?>${close}`, room)),
+    xml(
+      "one doctype of brackets and quotes",
+      filled(
+        '<?xml version="1.0" ?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY e "',
+        "'>",
+        `">]>\n<nvidia_smi_log>${close}`,
+        room,
+      ),
+    ),
+    xml("one attribute value of quotes", filled(`${open}<gpu id='`, '"', `'/>${close}`, room)),
+    xml("many entity references", filled(`${open}<gpu><serial>`, "&amp;", `</serial></gpu>${close}`, room)),
+    xml("one long entity reference", filled(`${open}<gpu><serial>&`, "a", `;</serial></gpu>${close}`, room)),
     xml("valid GPUs", manyRealGpus(bytes)),
     csv("CSV: one row of commas", filled(`${csvHeader}0`, ",", "\n", bytes)),
     csv("CSV: one quoted cell", filled(`${csvHeader}0, "`, "x", '", 1\n', bytes)),

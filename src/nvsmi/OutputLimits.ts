@@ -17,6 +17,11 @@ export const outputLimits = {
   maxAttributes: 64,
   /** Characters of one value the reading keeps (a serial, a product name, a bus id). */
   maxValueLength: 1024,
+  /**
+   * Characters of one piece of the XML reader's own making: a text node, an attribute value, a comment, a
+   * CDATA section, a processing instruction, a doctype, an entity reference. Real ones are a few hundred.
+   */
+  maxRunLength: 64 * 1024,
   /** GPUs (XML `gpu` elements or CSV rows) in one output. */
   maxGpus: 1024,
   /** Lines of a CSV output, with whatever precedes its header; real ones are a few hundred at most. */

@@ -71,6 +71,17 @@ const lessThan = 0x3c
 
 type Capture = "none" | "root" | "gpu" | "legacy-module-id"
 
+/**
+ * What the XML reader holds of the piece it is reading. It builds a comment, a CDATA section or a
+ * processing instruction made of its own delimiter characters one character at a time, which costs tens of
+ * bytes per character, so the parser checks these after every slice and refuses a run past
+ * `maxRunLength` (saxes 6 keeps them in these fields; the worst-input tests fail if that changes).
+ */
+interface SaxesBuffers {
+  readonly text: string
+  readonly entity: string
+}
+
 interface GpuDraft {
   readonly reported: { -readonly [Field in ReportedGpuField]?: string }
   readonly busIdAttribute: string | undefined
@@ -170,7 +181,7 @@ export class XmlReadingParser {
 
   private consume(text: string): void {
     if (this.inDocument) {
-      this.sax.write(text)
+      this.feedDocument(text)
       return
     }
     let from = 0
@@ -239,7 +250,21 @@ export class XmlReadingParser {
     }
     this.inDocument = true
     this.retainedPreamble = ""
+    this.feedDocument(text)
+  }
+
+  /** Feeds one slice to the XML reader and refuses a piece it holds that has grown past the run limit. */
+  private feedDocument(text: string): void {
     this.sax.write(text)
+    if (this.failure !== undefined) return
+    const held = this.sax as unknown as SaxesBuffers
+    if (this.capture !== "none" && this.captured.length + held.text.length > outputLimits.maxValueLength) {
+      this.fail(`the value of ${this.captureKey} is longer than ${outputLimits.maxValueLength} characters`)
+    } else if (held.text.length > outputLimits.maxRunLength || held.entity.length > outputLimits.maxRunLength) {
+      this.fail(
+        `a text, comment, CDATA section, processing instruction, doctype or attribute value is longer than ${outputLimits.maxRunLength} characters`,
+      )
+    }
   }
 
   private missingDocument(): NvsmiError {
@@ -377,11 +402,14 @@ export class XmlReadingParser {
     this.captureKey = key
     this.captureDepth = depth
     this.captured = ""
+    // A value given as a CDATA section is text, under the same limit.
     this.sax.on("text", this.collectText)
+    this.sax.on("cdata", this.collectText)
   }
 
   private finishCapture(): void {
     this.sax.off("text")
+    this.sax.off("cdata")
     const value = this.captured
     const key = this.captureKey
     this.captured = ""

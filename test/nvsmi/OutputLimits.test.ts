@@ -72,6 +72,50 @@ describe("XML output limits", () => {
     expect(error.message).toContain(`more than ${outputLimits.maxGpus} GPUs`)
   })
 
+  it("refuses every construct of the XML reader made of its own delimiters once it crosses the run limit", () => {
+    const past = outputLimits.maxRunLength + 1
+    const constructs = [
+      ["a comment", "<!--", "-a", "-->"],
+      ["a CDATA section", "<x><![CDATA[", "]a", "]]></x>"],
+      ["a processing instruction", "<?pi ", "?a", "?>"],
+      ["an attribute value", "<x y='", '"', "'/>"],
+      ["an entity reference", "<x>&", "a", ";</x>"],
+    ] as const
+    for (const [what, open, unit, close] of constructs) {
+      const parser = new XmlReadingParser()
+      // Left unclosed, the document would be truncated: the run is the first thing wrong with it.
+      parser.write(`<nvidia_smi_log>${gpuElement(uuidA)}${open}`)
+      parser.write(unit.repeat(Math.ceil(past / unit.length)))
+      const error = errorFrom(parser.end())
+      expect(error.kind, what).toBe("malformed")
+      expect(error.message, what).toContain(`longer than ${outputLimits.maxRunLength} characters`)
+      expect(error.message.length, what).toBeLessThanOrEqual(160)
+      const closed = errorFrom(
+        parseXmlReading(documentOf(`${gpuElement(uuidA)}${open}${unit.repeat(2 * past)}${close}`)),
+      )
+      expect(closed.kind, what).toBe("malformed")
+    }
+    const doctype = `<?xml version="1.0" ?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY e "${"'>".repeat(past)}">]>\n`
+    expect(errorFrom(parseXmlReading(`${doctype}<nvidia_smi_log></nvidia_smi_log>`)).kind).toBe("malformed")
+  })
+
+  it("reads a kept value given as CDATA as its text, under the value limit", () => {
+    const serial = (value: string) =>
+      readingFrom(parseXmlReading(documentOf(gpuElement(uuidA, `<serial>${value}</serial>`)))).gpus[0]?.serial
+    expect(serial("<![CDATA[0654922031993]]>")).toBe("0654922031993")
+    expect(serial("065<![CDATA[4922]]>031993")).toBe("0654922031993")
+    const uuid = readingFrom(
+      parseXmlReading(documentOf(`<gpu id="00000000:01:00.0"><uuid><![CDATA[${uuidA}]]></uuid></gpu>`)),
+    )
+    expect(uuid.gpus[0]?.uuid).toBe(uuidA)
+    const long = errorFrom(
+      parseXmlReading(
+        documentOf(gpuElement(uuidA, `<serial><![CDATA[${"7".repeat(outputLimits.maxValueLength + 1)}]]></serial>`)),
+      ),
+    )
+    expect(long.message).toContain(`the value of serial is longer than ${outputLimits.maxValueLength} characters`)
+  })
+
   it("reads a character whose two UTF-16 halves straddle a slice of a long string", () => {
     const head = `<nvidia_smi_log><gpu id="00000000:01:00.0"><uuid>${uuidA}</uuid><timestamp>`
     const beforeProduct = "</timestamp><product_name>"
