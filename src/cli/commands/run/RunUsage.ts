@@ -20,5 +20,5 @@ Setting flags:
 ${settingFlagsHelp}
 
 Settings without a flag (secrets, queue and retry settings) are read from their environment
-variable or the config file; the configuration reference in the README lists every setting.
+variable or the config file; docs/configuration.md lists every setting.
 `
