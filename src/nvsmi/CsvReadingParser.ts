@@ -7,6 +7,7 @@ import { outputExcerpt } from "./OutputExcerpt.ts"
 import { outputLimits } from "./OutputLimits.ts"
 import { preambleLineOf } from "./PreambleLine.ts"
 import { gpuQueryFields } from "./QueryFields.ts"
+import { queryPropertyNames } from "./QueryPropertyNames.ts"
 import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
 import { type ReportedReading, readingOf } from "./ReportedReading.ts"
 
@@ -61,12 +62,25 @@ const isHeader = (cells: ReadonlyArray<string>, minimumCells: number): boolean =
   cells.every((cell) => headerCell.test(cell)) &&
   cells.some((cell) => knownColumns.has(columnNameOf(cell)))
 
-/** A first line cut before its newline that is, or begins, a header: the output stopped inside it. */
+/** The names a header line of nvidia-smi is made of: the columns read, and every other query property. */
+const headerWords: ReadonlySet<string> = new Set([...knownColumns.keys(), ...queryPropertyNames])
+
+/** A header cell as far as the output got: a name, perhaps with a unit not yet closed; or nothing yet. */
+const headerCellStart = /^(?:[A-Za-z_][A-Za-z0-9_.]*(?: \[[^\]]*\]?)?)?$/
+
+/**
+ * Whether a last line, cut before its newline, is a header the output stopped inside: every cell before
+ * the last is a header cell, the last is the start of one (it may be empty, cut after a comma), and a known
+ * column is among them or begins with what the last one's name has so far.
+ */
 const isCutHeader = (cells: ReadonlyArray<string>): boolean => {
-  const last = columnNameOf(cells.at(-1) ?? "")
+  const complete = cells.slice(0, -1)
+  const last = cells.at(-1) ?? ""
+  if (!complete.every((cell) => headerCell.test(cell)) || !headerCellStart.test(last)) return false
+  const lastName = last.replace(/ \[.*$/, "").toLowerCase()
   return (
-    cells.every((cell) => headerCell.test(cell)) &&
-    (isHeader(cells, 1) || (last !== "" && [...knownColumns.keys()].some((name) => name.startsWith(last))))
+    complete.some((cell) => headerWords.has(columnNameOf(cell))) ||
+    (lastName !== "" && [...headerWords].some((name) => name.startsWith(lastName)))
   )
 }
 
@@ -139,6 +153,9 @@ export const parseCsvReading = (
   }
   for (let header = first + 1; header < lines.length; header++) {
     const cells = cellsOf(lines[header] ?? "")
+    if (header === lines.length - 1 && isCutHeader(cells)) {
+      return failWith(new TruncatedOutput({ detail: "the CSV output ends inside a header line" }))
+    }
     if (isLocatableHeader(cells)) {
       return readRows(lines, header + 1, cells.map(columnOf), preambleFailures)
     }

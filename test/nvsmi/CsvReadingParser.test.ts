@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseCsvReading } from "../../src/nvsmi/CsvReadingParser.ts"
 import { parseNvsmiOutput } from "../../src/nvsmi/NvsmiOutput.ts"
@@ -164,6 +165,29 @@ describeWithFixtures("--query-gpu CSV fixtures", () => {
       expected,
     )
     expect(readingFrom(parseNvsmiOutput(readFixture("tesla-p100-query-gpu-uuid-netdata.csv")))).toStrictEqual(expected)
+  })
+
+  it("calls an output cut at any point of a fixture's header line truncated, never another kind", () => {
+    const headerLines = [
+      { fixture: "tesla-p100-query-gpu-uuid-netdata.csv", header: 0 },
+      // The composite capture's first --query-gpu block, after the text of its other commands.
+      { fixture: "capture-h100-mig-linux-driver590-q-text-and-query-gpu-csv.txt", header: 1832 },
+    ]
+    for (const { fixture, header } of headerLines) {
+      const text = readFixtureText(fixture)
+      let start = 0
+      for (let line = 0; line < header; line++) start = text.indexOf("\n", start) + 1
+      const end = text.indexOf("\n", start)
+      expect(end, fixture).toBeGreaterThan(start)
+      const misread: Array<string> = []
+      for (let cut = start + 1; cut <= end; cut++) {
+        const outcome = parseCsvReading(text.slice(0, cut))
+        const kind = Result.isFailure(outcome) ? outcome.failure.kind : "a reading"
+        if (kind !== "truncated")
+          misread.push(`cut after ${JSON.stringify(text.slice(start, cut).slice(-16))}: ${kind}`)
+      }
+      expect(misread, fixture).toEqual([])
+    }
   })
 
   it("reads error-gpu-requires-reset-query-gpu-noheader.csv (index,compute_mode,pstate) as gpu-requires-reset", () => {
