@@ -12,13 +12,20 @@ import { main } from "./Main.ts"
 
 const cliLayer = Layer.mergeAll(CliIo.layer, builtinRegistryLayer, JsonLogger.layer({ level: "info" }))
 
+/**
+ * How long the process may stay once the command has finished and its output is written: a socket a
+ * sink never answered (a metrics push to a hung collector) must not keep it past its shutdown budget.
+ */
+const exitGraceMs = 1_000
+
 /** Conventional exit codes of a process stopped by a signal, 128 + its number. */
 const stoppedBy = { SIGINT: ExitCode.interrupted, SIGTERM: ExitCode.terminated } as const
 
 /**
  * The process edge: runs `main`, interrupts it on the first SIGINT/SIGTERM (its scopes close, so a
- * service shuts down gracefully and exits 0), and sets the exit code only once stdout and stderr have
- * taken everything. A second signal during that shutdown stops the process at once with 130 or 143.
+ * service shuts down gracefully and exits 0), and sets the exit code; once stdout and stderr have taken
+ * everything, whatever still holds the process (a request no one answers) is given `exitGraceMs`. A
+ * second signal during that shutdown stops the process at once with 130 or 143.
  */
 export const runCli = (argv: ReadonlyArray<string>): void => {
   const fiber = Effect.runFork(main(argv).pipe(Effect.provide(cliLayer)))
@@ -45,13 +52,26 @@ export const runCli = (argv: ReadonlyArray<string>): void => {
   fiber.addObserver((exit) => {
     process.removeListener("SIGINT", interrupt)
     process.removeListener("SIGTERM", terminate)
-    process.exitCode = exitCodeOf(exit)
+    const code = exitCodeOf(exit)
+    process.exitCode = code
     if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
       process.stderr.write(
         `gpu-serials: unexpected failure: ${redactUrlsIn(Cause.pretty(exit.cause).split("\n")[0] ?? "")}\n`,
       )
     }
+    exitOnceWritten(code)
   })
+}
+
+/** Exits with `code` `exitGraceMs` after stdout and stderr took what was written, unless the process ended before. */
+const exitOnceWritten = (code: number): void => {
+  let streams = 2
+  const written = () => {
+    streams -= 1
+    if (streams === 0) setTimeout(() => process.exit(code), exitGraceMs).unref()
+  }
+  process.stdout.write("", written)
+  process.stderr.write("", written)
 }
 
 const exitCodeOf = (exit: Exit.Exit<number, unknown>): number => {

@@ -52,7 +52,11 @@ const startExporters = Effect.fnUntraced(function* (
 ) {
   const metrics = yield* ServiceMetrics
   const readiness = yield* ReadinessChecks
-  const fanout = yield* ExporterFanout.make(yield* Effect.forEach(exporters, (exporter) => exporter.create(settings)))
+  // Created side by side: one whose sink is slow to answer at start holds back no other.
+  const created = yield* Effect.forEach(exporters, (exporter) => exporter.create(settings), {
+    concurrency: "unbounded",
+  })
+  const fanout = yield* ExporterFanout.make(created)
   yield* readiness.register("exporters", fanout.health)
   yield* fanout.stats.pipe(
     Effect.flatMap(metrics.exporterStats),

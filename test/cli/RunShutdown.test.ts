@@ -1,35 +1,8 @@
-import { createServer, type IncomingMessage, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-sim"
 import { afterEach, describe, expect, it } from "vitest"
 import { freePort } from "../../src/health/FreePort.ts"
 import { jsonLines, type RunningCli, startGpuSerials } from "./GpuSerialsCli.ts"
-
-/** An OTLP collector that takes every request and never answers, as one stuck behind a dead network. */
-interface HungCollector {
-  readonly url: string
-  readonly requests: () => number
-  readonly close: () => Promise<void>
-}
-
-const startHungCollector = async (): Promise<HungCollector> => {
-  const held: Array<IncomingMessage> = []
-  const server: Server = createServer((request) => {
-    held.push(request)
-    request.resume()
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const port = (server.address() as AddressInfo).port
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests: () => held.length,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
-}
+import { type HungCollector, startHungCollector, startMuteServer } from "./SilentSinks.ts"
 
 const until = async (what: string, condition: () => boolean, timeoutMs = 20_000): Promise<void> => {
   const deadline = Date.now() + timeoutMs
@@ -108,6 +81,64 @@ describe("gpu-serials run: shutdown within the grace period", () => {
     expect(unwritten[0]?.dropped).toBeGreaterThan(0)
     expect(JSON.stringify(unwritten[0])).not.toMatch(/GPU-[0-9a-f]{8}/)
   }, 60_000)
+
+  // Every exporter's own deadlines are set far past the test's: exiting at all shows none was waited out.
+  it.each([
+    [
+      "otlp, with its metrics push",
+      startHungCollector,
+      (sink: string) => ({
+        EXPORTER_TYPE: "otlp",
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink,
+        OTEL_EXPORTER_OTLP_TIMEOUT: "1h",
+        OTLP_METRICS_INTERVAL: "1s",
+      }),
+    ],
+    [
+      "http",
+      startHungCollector,
+      (sink: string) => ({ EXPORTER_TYPE: "http", HTTP_ENDPOINT: `${sink}/gpus`, HTTP_TIMEOUT: "1h" }),
+    ],
+    ["nats", startMuteServer, (sink: string) => ({ EXPORTER_TYPE: "nats", NATS_URL: `nats://${sink}` })],
+    [
+      "postgres",
+      startMuteServer,
+      (sink: string) => ({ EXPORTER_TYPE: "postgres", POSTGRES_URL: `postgres://gpu-serials@${sink}/gpus` }),
+    ],
+  ] as const)(
+    "exits 0 within SHUTDOWN_TIMEOUT when the %s sink takes connections and never answers",
+    async (_exporter, startSink, environment) => {
+      cluster = await startSimulatedCluster({ nodes: 2, modelMix: { t4: 2 }, seed: "mute", execLatency: 20 })
+      const sink = await startSink()
+      collector = sink
+      const running = startGpuSerials(
+        ["run", "--kubeconfig", cluster.kubeconfigPath, "--server-port", String(await freePort())],
+        {
+          CLUSTER_NAME: "mute",
+          SHUTDOWN_TIMEOUT: "3s",
+          SERVER_ADDRESS: "127.0.0.1",
+          ...environment(sink.url),
+        },
+      )
+      service = running
+      await until("the sink holds a connection", () => sink.requests() > 0)
+      await running.logged("gpu-serials running")
+      running.child.kill("SIGTERM")
+      const exit = await running.exited
+
+      expect(exit, running.stderr()).toEqual({ code: 0, signal: null })
+      const logs = jsonLines(running.stderr())
+      const shutdownLine = logs.findIndex((line) => line.msg === "gpu-serials shutting down")
+      expect(shutdownLine).toBeGreaterThanOrEqual(0)
+      // Nothing the sink made the service wait for is reported after the process was done.
+      expect(
+        logs
+          .slice(shutdownLine)
+          .filter((line) => line.msg === "OTLP metrics push failed; retried at the next interval"),
+      ).toEqual([])
+    },
+    60_000,
+  )
 
   it.each([
     ["SIGTERM", 143],

@@ -18,8 +18,12 @@ const connectSchedule = Schedule.exponential(Duration.millis(500)).pipe(
   Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(30)))),
 )
 
-/** How long the start waits for the first attempt to connect and set up before going on without it. */
-const startWait = Duration.seconds(15)
+/**
+ * How long the start waits for the first attempt to connect and set up before going on without it: long
+ * enough for a server that answers to refuse a misconfiguration, short enough that a silent one holds no
+ * other part of the service back.
+ */
+const startWait = Duration.seconds(2)
 
 /** A failed set-up; `permanent` when NATS refused it for a reason that retrying cannot change. */
 export interface SetupError {
@@ -48,7 +52,7 @@ export interface NatsLink {
 }
 
 /**
- * Starts connecting with retries and waits (up to 15 s) for the first attempt: when NATS refuses the
+ * Starts connecting with retries and waits (up to 2 s) for the first attempt: when NATS refuses the
  * set-up for good (overlapping subjects, a refused stream config, a missing permission), the start
  * fails with its reason; when NATS is unreachable or slow, it returns and keeps trying in the
  * background. A permanent set-up failure found later is logged once through `failures` and fails

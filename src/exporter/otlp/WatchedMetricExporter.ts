@@ -16,8 +16,16 @@ const reasonOf = (error: Error | undefined): string => {
  */
 export const watchPushes = Effect.fnUntraced(function* (exporter: PushMetricExporter) {
   const context = yield* Effect.context<never>()
+  // A push still out when the exporter closed (a collector that never answers) ends after the shutdown
+  // line: it is no news by then.
+  let closed = false
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      closed = true
+    }),
+  )
   const log = (effect: Effect.Effect<void>): void => {
-    Effect.runForkWith(context)(effect)
+    if (!closed) Effect.runForkWith(context)(effect)
   }
   let failing = false
 

@@ -14,6 +14,7 @@ import * as PostgresPool from "./PostgresPool.ts"
 import { prepare } from "./PostgresSchema.ts"
 import * as PostgresSink from "./PostgresSink.ts"
 import { type PostgresTables, postgresTables } from "./PostgresTables.ts"
+import * as PostgresTablesReady from "./PostgresTablesReady.ts"
 
 /** Attempts to reach the server at start: 5, exponential from 1 s with jitter, at most 10 s apart. */
 const startSchedule = Schedule.exponential(Duration.seconds(1)).pipe(
@@ -61,7 +62,9 @@ export interface PostgresExporterOptions {
 /**
  * The `postgres` exporter factory: each batch of events is one transaction that appends the events
  * to the history table and updates the current state of their GPUs, through the common bounded,
- * retried queue. A server that refuses the exporter for good at start fails the start.
+ * retried queue. A server that refuses the exporter for good at start fails the start; one that is
+ * unreachable or silent does not hold it: the tables are made ready in the background while records
+ * wait in the queue (see `PostgresTablesReady`).
  */
 export const makeFactory = (
   options: PostgresExporterOptions = {},
@@ -72,14 +75,21 @@ export const makeFactory = (
   create: (config, settings) =>
     Effect.gen(function* () {
       const queue = options.queue ?? config.queue
-      const { pool, tables } = yield* openPool(config, {
-        component: settings.id,
-        name: settings.id,
+      const tables = tablesOf(config)
+      const startFailure = (failure: PostgresFailure) =>
+        new ComponentStartError({ component: settings.id, message: `postgres ${tables.display}: ${failure.message}` })
+      const pool = yield* PostgresPool.scoped(config.connection, {
         statementTimeout: queue.writeTimeout,
-      })
+        maxConnections: 2,
+        name: settings.id,
+      }).pipe(Effect.mapError(startFailure))
+      const tablesReady = yield* PostgresTablesReady.start(pool, tables, config.autoMigrate).pipe(
+        Effect.mapError(startFailure),
+      )
+      const sink = PostgresSink.make({ pool, tables })
       return yield* QueuedExporter.make({
         id: settings.id,
-        sink: PostgresSink.make({ pool, tables }),
+        sink: { ...sink, write: (events) => Effect.andThen(tablesReady.ready, sink.write(events)) },
         settings: queue,
         shutdownTimeout,
       })
