@@ -6,6 +6,7 @@ import { freePort } from "../../src/health/FreePort.ts"
 import { type NatsServer, startNatsServer } from "../exporter/nats/NatsServer.ts"
 import { type OtlpReceiver, startOtlpReceiver } from "../exporter/otlp/OtlpReceiver.ts"
 import { upToDateCompiledCli } from "../support/CompiledCli.ts"
+import { userSeedWith } from "../support/NkeySeeds.ts"
 import { gpuSerials, repositoryRoot } from "./GpuSerialsCli.ts"
 
 /** A distinct secret per place a secret can be given, so a leak names its source. */
@@ -19,7 +20,6 @@ const secrets = [
   "nats-url-token-query",
   "nats-token",
   "nats-password",
-  "nats-nkey-seed",
   "otlp-user",
   "otlp-password",
   "otlp-query",
@@ -38,6 +38,8 @@ const secrets = [
 
 const expectNoSecret = (place: string, text: string): void => {
   for (const value of secrets) expect(text, `${value} in ${place}`).not.toContain(value)
+  // A well-formed nkey seed is base32, so its marker is in capitals.
+  expect(text, `the nkey seed in ${place}`).not.toContain("S3CR3TNATSNKEYSEED")
 }
 
 let cluster: SimulatedCluster
@@ -99,7 +101,7 @@ const secretEnv = (options: {
 
 const natsToken = { NATS_TOKEN: secret("nats-token") }
 const natsPassword = { NATS_USER: "gpu-serials", NATS_PASSWORD: secret("nats-password") }
-const natsNkey = { NATS_NKEY_SEED: `SU${secret("nats-nkey-seed")}` }
+const natsNkey = { NATS_NKEY_SEED: userSeedWith("S3CR3TNATSNKEYSEED") }
 
 interface ServiceRun {
   readonly stdout: string

@@ -1,6 +1,7 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { defaultQueueSettings } from "../../src/exporter/exporterhelper/QueueSettings.ts"
+import { userSeedWith } from "../support/NkeySeeds.ts"
 import { decodeNatsExporterConfig, decodeOtlpExporterConfig } from "./ComponentDecoders.ts"
 import { configOf } from "./ResolveFixture.ts"
 
@@ -46,6 +47,7 @@ describe("typed sections of the built-in exporters", () => {
       serviceName: "gpu-serials",
       resourceAttributes: {},
       metricsIntervalMs: 60_000,
+      entityEvents: "off",
       queue: defaultQueueSettings,
     })
   })
@@ -67,7 +69,9 @@ describe("typed sections of the built-in exporters", () => {
       { key: "retries", message: "unknown key" },
       { key: "endpoint", message: "OTLP endpoint must be an http:// or https:// URL" },
     ])
-    expect(problems(decodeNatsExporterConfig({ token: "t", nkeySeed: "SUABC", tls: { key: "/k" } }))).toEqual([
+    expect(
+      problems(decodeNatsExporterConfig({ token: "t", nkeySeed: userSeedWith("ABC"), tls: { key: "/k" } })),
+    ).toEqual([
       { key: "nkeySeed", message: "NATS authentication takes only one of creds, token, user/password or nkey seed" },
       { key: "tls.cert", message: "NATS TLS certificate and key must be set together" },
     ])

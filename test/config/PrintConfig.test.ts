@@ -3,11 +3,14 @@ import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { printConfig as printFile } from "../../src/config/PrintConfig.ts"
 import { REDACTED } from "../../src/log/UrlRedaction.ts"
+import { userSeedWith } from "../support/NkeySeeds.ts"
 import { allSettings, builtinComponents } from "./BuiltinSettings.ts"
 import { configOf, type Input, resolve } from "./ResolveFixture.ts"
 
 const cluster = { CLUSTER_NAME: "prod" }
 const secret = (name: string): string => `s3cr3t-${name.toLowerCase().replaceAll("_", "-")}`
+/** A well-formed seed is base32: it carries its marker in capitals. */
+const nkeySeed = userSeedWith("S3CR3T")
 
 /** For each secret setting, an environment that selects its exporter and sets it (plus what it needs). */
 const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string>>>> = {
@@ -31,7 +34,7 @@ const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string
   },
   NATS_TOKEN: { EXPORTER_TYPE: "nats", NATS_TOKEN: secret("NATS_TOKEN") },
   NATS_PASSWORD: { EXPORTER_TYPE: "nats", NATS_USER: "gpu-serials", NATS_PASSWORD: secret("NATS_PASSWORD") },
-  NATS_NKEY_SEED: { EXPORTER_TYPE: "nats", NATS_NKEY_SEED: `SU${secret("NATS_NKEY_SEED")}` },
+  NATS_NKEY_SEED: { EXPORTER_TYPE: "nats", NATS_NKEY_SEED: nkeySeed },
   OTEL_EXPORTER_OTLP_ENDPOINT: {
     EXPORTER_TYPE: "otlp",
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://u:${secret("OTEL_EXPORTER_OTLP_ENDPOINT")}@collector:4318`,
@@ -76,11 +79,12 @@ describe("redaction", () => {
     for (const origins of [false, true]) {
       const text = printed({ env: { ...cluster, ...env } }, origins)
       expect(text).not.toContain("s3cr3t")
+      expect(text).not.toContain("S3CR3T")
       expect(text).toContain(REDACTED)
     }
     // The secret is really in the config: printing without redaction shows it.
     const clear = printConfig({ env: { ...cluster, ...env } }, { redact: false })
-    expect(clear).toContain(secret(name))
+    expect(clear).toContain(name === "NATS_NKEY_SEED" ? nkeySeed : secret(name))
   })
 
   it("keeps what is not secret: header names, URL hosts and users of NATS", () => {

@@ -348,6 +348,7 @@ describe("built-in exporter variables", () => {
       serviceName: "gpu-serials-east",
       resourceAttributes: { "deployment.environment.name": "prod" },
       metricsInterval: "30s",
+      entityEvents: "off",
       ...defaultQueueSection,
     })
     expect(problemsOf({ env: { ...cluster, EXPORTER_TYPE: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } })).toEqual([

@@ -11,6 +11,7 @@ import {
   queueSettingsRule,
 } from "../exporterhelper/QueueSettings.ts"
 import { natsServerList } from "./NatsServerList.ts"
+import { nkeySeedProblem } from "./NkeySeed.ts"
 
 /**
  * The `nats` exporter's settings (section `exporters.nats`, or `exporters.nats/<name>`): servers,
@@ -187,7 +188,7 @@ export const natsNkeySeedSetting: Setting<string> = {
   secret: "value",
   label: "NATS nkey seed",
   description: "User nkey seed (SU...) for nkey authentication.",
-  check: (value) => (value.startsWith("SU") ? undefined : "NATS nkey seed must be a user seed (starting with SU)"),
+  check: nkeySeedProblem,
 }
 
 /** The TLS client files: `NATS_TLS_CA`, `NATS_TLS_CERT`, `NATS_TLS_KEY`. */
