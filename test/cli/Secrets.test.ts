@@ -275,7 +275,7 @@ describe("secrets never leave the process", () => {
           otlpLogsEndpoint: unauthorized.url,
         }),
         // nats.js tries the servers in random order: wait until one of them refused the credentials.
-        (stderr) => /NATS not ready, retrying.*Authorization Violation/i.test(stderr),
+        (stderr) => /authorization refused by the server \(Authorization Violation\)/i.test(stderr),
       ),
       runService(
         secretEnv({
@@ -285,7 +285,7 @@ describe("secrets never leave the process", () => {
           otlpLogsEndpoint: unauthorized.url,
         }),
         // nats.js tries the servers in random order: wait until one of them refused the credentials.
-        (stderr) => /NATS not ready, retrying.*Authorization Violation/i.test(stderr),
+        (stderr) => /authorization refused by the server \(Authorization Violation\)/i.test(stderr),
       ),
       // OTLP logs and metrics to a port where nothing listens.
       runService(

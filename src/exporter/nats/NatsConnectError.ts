@@ -4,4 +4,6 @@ export class NatsConnectError extends Schema.TaggedError<NatsConnectError>()("Na
   /** The server list, redacted. */
   servers: Schema.String,
   message: Schema.String,
+  /** The server refused the credentials: asking again with the same ones cannot help. */
+  refused: Schema.optionalKey(Schema.Boolean),
 }) {}

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises"
 import {
   type Authenticator,
+  AuthorizationError,
   connect,
   credsAuthenticator,
   type NatsConnection,
@@ -126,7 +127,13 @@ export const open = Effect.fnUntraced(function* (
       (cause: unknown) =>
         resume(
           Effect.fail(
-            new NatsConnectError({ servers, message: `cannot connect to NATS at ${servers}: ${reason(cause)}` }),
+            cause instanceof AuthorizationError
+              ? new NatsConnectError({
+                  servers,
+                  message: `cannot connect to NATS at ${servers}: authorization refused by the server (${reason(cause)})`,
+                  refused: true,
+                })
+              : new NatsConnectError({ servers, message: `cannot connect to NATS at ${servers}: ${reason(cause)}` }),
           ),
         ),
     )

@@ -53,8 +53,8 @@ export interface NatsLink {
 
 /**
  * Starts connecting with retries and waits (up to 2 s) for the first attempt: when NATS refuses the
- * set-up for good (overlapping subjects, a refused stream config, a missing permission), the start
- * fails with its reason; when NATS is unreachable or slow, it returns and keeps trying in the
+ * credentials or the set-up for good (overlapping subjects, a refused stream config, a missing
+ * permission), the start fails with its reason; when NATS is unreachable or slow, it returns and keeps trying in the
  * background. A permanent set-up failure found later is logged once through `failures` and fails
  * every write until an attempt succeeds. Closing the scope stops the attempts and drains the
  * connection; add it to the scope before anything that publishes on it, so it closes after.
@@ -64,18 +64,18 @@ export const make = Effect.fnUntraced(function* <E extends SetupError>(options: 
   readonly name: string
   readonly prepare: (connection: NatsConnection) => Effect.Effect<void, E>
   readonly failures: NatsFailureLog
-}): Effect.fn.Return<NatsLink, E, Scope.Scope> {
+}): Effect.fn.Return<NatsLink, E | NatsConnectError, Scope.Scope> {
   const { failures } = options
   const scope = yield* Effect.scope
   let refusals: Effect.Effect<PublishRefusals> = Effect.succeed({ count: 0, last: undefined })
   const ready = yield* Deferred.make<NatsConnection>()
-  const firstAttempt = yield* Deferred.make<void, E>()
+  const firstAttempt = yield* Deferred.make<void, E | NatsConnectError>()
   let opened: NatsConnection | undefined
-  /** The set-up's permanent failure while it lasts. */
-  let refused: E | undefined
+  /** The set-up's permanent failure, or the server's refusal of the credentials, while it lasts. */
+  let refused: E | NatsConnectError | undefined
   yield* Effect.addFinalizer(() => Effect.suspend(() => (opened === undefined ? Effect.void : drain(opened))))
 
-  const refuse = (error: E) =>
+  const refuse = (error: E | NatsConnectError) =>
     Effect.suspend(() => {
       refused = error
       return failures.failed(error.message)
@@ -92,21 +92,35 @@ export const make = Effect.fnUntraced(function* <E extends SetupError>(options: 
       ),
     )
 
+  // One WARN each time the reason NATS is not ready changes, not one per attempt while it lasts.
+  let warnedReason: string | undefined
+  const notReady = (reason: string) =>
+    Effect.suspend(() => {
+      if (warnedReason === reason) return Effect.void
+      warnedReason = reason
+      return Effect.logWarning("NATS not ready, retrying").pipe(
+        Effect.annotateLogs({ servers: serverList(options.config), reason }),
+      )
+    })
+
   const establish = Effect.gen(function* () {
     if (opened === undefined) {
-      opened = yield* open(options.config, options.name)
+      opened = yield* open(options.config, options.name).pipe(
+        // Credentials the server refuses are named, once, as what retrying cannot change; attempts go on
+        // (at the capped backoff) for credentials fixed on the server's side.
+        Effect.tapError((error) => (error.refused === true ? refuse(error) : Effect.void)),
+      )
       refusals = yield* watchRefusals(opened).pipe(Scope.provide(scope))
     }
     const connection = opened
     yield* setUp(connection)
+    warnedReason = undefined
     yield* Deferred.succeed(ready, connection)
   }).pipe(
     Effect.tapError((error: E | NatsConnectError) =>
-      !(error instanceof NatsConnectError) && error.permanent
+      (error instanceof NatsConnectError ? error.refused === true : error.permanent)
         ? Deferred.fail(firstAttempt, error)
-        : Effect.logWarning("NATS not ready, retrying").pipe(
-            Effect.annotateLogs({ servers: serverList(options.config), reason: redactUrlsIn(error.message) }),
-          ),
+        : notReady(redactUrlsIn(error.message)),
     ),
     // The first attempt's outcome, success or a failure that may pass, lets the start go on.
     Effect.ensuring(Deferred.succeed(firstAttempt, undefined)),

@@ -108,6 +108,28 @@ describe("nats exporter: failures that retrying cannot fix", () => {
     await expectStartRefused(service, "NATS stream GPUS: create: insufficient storage resources available")
   }, 60_000)
 
+  it.each([
+    [
+      "a password",
+      ["--user", "gpu-serials", "--pass", "the-right-one"],
+      { NATS_USER: "gpu-serials", NATS_PASSWORD: "not-it" },
+    ],
+    ["a token", ["--auth", "the-right-token"], { NATS_TOKEN: "not-it" }],
+  ] as const)(
+    "at start, %s the server refuses exits 1 saying so, in one ERROR line, not as a retryable outage",
+    async (_what, args, credentials) => {
+      server = await startNatsServer({ args: [...args] })
+      const service = await runService({ NATS_URL: server.url, ...credentials })
+      await expectStartRefused(
+        service,
+        `cannot connect to NATS at ${server.url}: authorization refused by the server (Authorization Violation)`,
+      )
+      expect(service.stderr()).not.toContain("NATS not ready, retrying")
+      expect(service.stderr()).not.toContain("not-it")
+    },
+    60_000,
+  )
+
   it("at start, a missing stream with streamCreate false exits 1", async () => {
     server = await startNatsServer()
     const service = await runService({ NATS_URL: server.url, NATS_STREAM: "GPUS", NATS_STREAM_CREATE: "false" })
