@@ -207,6 +207,19 @@ export const make = Effect.fnUntraced(function* (
       ),
     )
 
+  // One ERROR line when the sink starts refusing for good, and again when its reason changes: the batches
+  // it refuses meanwhile are counted and logged at WARN, as every give-up is.
+  let refusalLogged: string | undefined
+  const reportRefusal = (failure: SinkError): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (failure.retryable || failure.reported === true || refusalLogged === failure.message) return Effect.void
+      refusalLogged = failure.message
+      return Effect.logError("exporter cannot write: the sink refuses it, retrying will not help").pipe(
+        Effect.annotateLogs({ reason: shortMessage(failure.message) }),
+        annotate,
+      )
+    })
+
   const writeBatch = Effect.fnUntraced(function* (batch: ReadonlyArray<InventoryEvent>) {
     const records = batch.length
     const startMillis = yield* Clock.currentTimeMillis
@@ -215,6 +228,7 @@ export const make = Effect.fnUntraced(function* (
       const nowMillis = yield* Clock.currentTimeMillis
       if (Result.isSuccess(outcome)) {
         const wasFailing = (yield* SubscriptionRef.get(ledger)).lastFailure !== undefined
+        refusalLogged = undefined
         yield* settle(records, "sent", undefined)
         if (wasFailing) {
           yield* Effect.logInfo("exporter writes again").pipe(
@@ -233,6 +247,7 @@ export const make = Effect.fnUntraced(function* (
         random: yield* Random.next,
       })
       if (decision._tag === "GiveUp") {
+        yield* reportRefusal(failure)
         yield* settle(records, "dropped", failure.message)
         yield* Effect.logWarning("exporter gave up on a batch").pipe(
           Effect.annotateLogs({

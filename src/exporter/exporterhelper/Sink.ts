@@ -14,6 +14,8 @@ export class SinkError extends Schema.TaggedError<SinkError>()("SinkError", {
   message: Schema.String,
   retryable: Schema.Boolean,
   retryAfter: Schema.optionalKey(Schema.Duration),
+  /** The sink has already said so at ERROR, in words of its own: the queue does not say it again. */
+  reported: Schema.optionalKey(Schema.Boolean),
 }) {}
 
 /**

@@ -36,7 +36,11 @@ export const make = (options: {
       yield* Effect.tryPromise({ try: () => connection.flush(), catch: publishFailure })
       const after = yield* options.link.publishRefusals
       if (after.count > before.count) {
-        const refusal = new SinkError({ message: `NATS publish failed: ${after.last ?? "refused"}`, retryable: false })
+        const refusal = new SinkError({
+          message: `NATS publish failed: ${after.last ?? "refused"}`,
+          retryable: false,
+          reported: true,
+        })
         yield* options.failures.failed(refusal.message)
         return yield* refusal
       }

@@ -58,7 +58,7 @@ export const make = (options: {
         if (refusal !== undefined) {
           const failure = publishFailure(refusal)
           yield* options.failures.failed(failure.message)
-          return yield* failure
+          return yield* new SinkError({ message: failure.message, retryable: false, reported: true })
         }
         if (rejections.some(isNoResponders)) {
           yield* options.link.prepareAgain

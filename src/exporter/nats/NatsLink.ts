@@ -135,7 +135,7 @@ export const make = Effect.fnUntraced(function* <E extends SetupError>(options: 
       return Effect.fail(
         refused === undefined
           ? new SinkError({ message: "NATS is not connected yet", retryable: true })
-          : new SinkError({ message: refused.message, retryable: false }),
+          : new SinkError({ message: refused.message, retryable: false, reported: true }),
       )
     }),
   )
@@ -146,7 +146,10 @@ export const make = Effect.fnUntraced(function* <E extends SetupError>(options: 
         ? Effect.void
         : Effect.flatMap(polled.value, (current) =>
             setUp(current).pipe(
-              Effect.mapError((error) => new SinkError({ message: error.message, retryable: !error.permanent })),
+              Effect.mapError(
+                (error) =>
+                  new SinkError({ message: error.message, retryable: !error.permanent, reported: error.permanent }),
+              ),
             ),
           ),
     ),

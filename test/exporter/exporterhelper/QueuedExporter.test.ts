@@ -117,6 +117,49 @@ describe("QueuedExporter", () => {
     }),
   )
 
+  it.effect("says at ERROR once that the sink refuses for good, again when the reason changes or after it wrote", () =>
+    Effect.gen(function* () {
+      const log = capturedLog()
+      const other = new SinkError({ message: "403 Forbidden: token lacks write", retryable: false })
+      const answers: ReadonlyArray<SinkError | undefined> = [rejected, rejected, other, other, undefined, rejected]
+      const sink = scriptedSink((attempt) => {
+        const answer = answers[attempt - 1]
+        return answer === undefined ? Effect.void : Effect.fail(answer)
+      })
+      const exporter = yield* QueuedExporter.make({ id: "http", sink, settings: settings({ batchSize: 1 }) }).pipe(
+        Effect.provide(log.layer),
+      )
+
+      yield* exporter.export(addedEvents(6))
+      yield* advance("10 seconds")
+
+      assert.strictEqual(sink.attempts.length, 6)
+      const refusals = log.events().filter((event) => event.level === "error")
+      assert.deepStrictEqual(
+        refusals.map((event) => [event.msg, event.reason]),
+        [
+          ["exporter cannot write: the sink refuses it, retrying will not help", "400 Bad Request: record rejected"],
+          ["exporter cannot write: the sink refuses it, retrying will not help", "403 Forbidden: token lacks write"],
+          ["exporter cannot write: the sink refuses it, retrying will not help", "400 Bad Request: record rejected"],
+        ],
+      )
+      assert.strictEqual(log.events().filter((event) => event.msg === "exporter gave up on a batch").length, 5)
+      const reported = scriptedSink(() =>
+        Effect.fail(new SinkError({ message: "refused", retryable: false, reported: true })),
+      )
+      const quiet = capturedLog()
+      const second = yield* QueuedExporter.make({ id: "nats", sink: reported, settings: settings() }).pipe(
+        Effect.provide(quiet.layer),
+      )
+      yield* second.export(addedEvents(3))
+      yield* advance("10 seconds")
+      assert.deepStrictEqual(
+        quiet.events().filter((event) => event.level === "error"),
+        [],
+      )
+    }),
+  )
+
   it.effect("drops a batch the sink rejects for good, counts it, and logs once", () =>
     Effect.gen(function* () {
       const log = capturedLog()
@@ -369,7 +412,13 @@ describe("QueuedExporter", () => {
       assert.isFalse((yield* exporter.health).healthy)
       assert.deepStrictEqual(
         log.events().map((event) => event.msg),
-        ["exporter gave up on a batch", "exporter writes again", "exporter gave up on a batch"],
+        [
+          "exporter cannot write: the sink refuses it, retrying will not help",
+          "exporter gave up on a batch",
+          "exporter writes again",
+          "exporter cannot write: the sink refuses it, retrying will not help",
+          "exporter gave up on a batch",
+        ],
       )
     }),
   )
