@@ -1,5 +1,5 @@
 import * as Result from "effect/Result"
-import { parseDocument } from "yaml"
+import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit } from "yaml"
 import type { ConfigProblem } from "../component/Component.ts"
 import type { ComponentCatalog } from "./ComponentCatalog.ts"
 import { type FileMapping, isFileMapping, valueAt } from "./ResolveSettings.ts"
@@ -58,25 +58,101 @@ export interface ConfigFile {
 
 const EXPORTER_ID = /^([a-z][a-z0-9_]*)(?:\/([A-Za-z0-9_-]+))?$/
 
-const parseYaml = (text: string): { readonly root: unknown; readonly problems: ReadonlyArray<ConfigProblem> } => {
-  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true })
+/** The tag prefix of the YAML core schema's types (`!!str`, `!!int`, `!!map`, …), the only tags the file may use. */
+const coreTagPrefix = "tag:yaml.org,2002:"
+
+/** The most aliases the file may expand; more is an attack on the memory of whoever reads it. */
+const maxAliasCount = 100
+
+/**
+ * What a YAML problem means, in the product's words: the parser's own for the usual mistakes (they read
+ * well: "Map keys must be unique"), a sentence of ours where its words name its API or its internals.
+ */
+const yamlSentence = (code: string, message: string): string => {
+  switch (code) {
+    case "MULTIPLE_DOCS":
+      return "the file holds more than one YAML document (a line '---' starts another); the config file is one document"
+    case "RESOURCE_EXHAUSTION":
+      return "the file nests deeper than the config file may (lists or mappings inside each other)"
+    default:
+      return message.split(" at line ")[0] ?? message
+  }
+}
+
+/** Where a problem is, as the user finds it: the file and, when known, the line and column. */
+const placeOf = (path: string | undefined, position: { readonly line: number; readonly col: number } | undefined) =>
+  [path, position === undefined ? undefined : `line ${position.line}, column ${position.col}`]
+    .filter((part) => part !== undefined)
+    .join(", ")
+
+const problemAt = (place: string, sentence: string): ConfigProblem => ({
+  key: CONFIG_FILE_KEY,
+  message: place === "" ? sentence : `${place}: ${sentence}`,
+})
+
+/** A value given a tag of its own (`!js/function`): the file takes plain values, lists and mappings. */
+const tagProblems = (document: Document, lines: LineCounter, path: string | undefined): Array<ConfigProblem> => {
+  const problems: Array<ConfigProblem> = []
+  visit(document, (_key, node, ancestors) => {
+    if (!isScalar(node) && !isMap(node) && !isSeq(node)) return
+    const tag = node.tag
+    if (tag === undefined || tag.startsWith(coreTagPrefix)) return
+    const keys = ancestors.filter(isPair).map((pair) => String(isScalar(pair.key) ? pair.key.value : pair.key))
+    const position = node.range === undefined || node.range === null ? undefined : lines.linePos(node.range[0])
+    const where = placeOf(path, position)
+    problems.push({
+      key: keys.length === 0 ? CONFIG_FILE_KEY : keys.join("."),
+      message: `${where === "" ? "" : `${where}: `}YAML tag ${tag} is not one the config file reads (it takes plain values, lists and mappings)`,
+    })
+  })
+  return problems
+}
+
+/**
+ * The file's YAML as plain data, or why it cannot be read (`problems`); `tagged` are values it gave a tag
+ * of their own, which the rest of the file is still checked beside.
+ */
+const parseYaml = (
+  text: string,
+  path: string | undefined,
+): {
+  readonly root: unknown
+  readonly problems: ReadonlyArray<ConfigProblem>
+  readonly tagged: ReadonlyArray<ConfigProblem>
+} => {
+  const lines = new LineCounter()
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter: lines })
   if (document.errors.length > 0) {
+    // A document nested too deeply fails once per level: its first error says it.
+    const errors = document.errors.filter(
+      (error, at, all) =>
+        error.code !== "RESOURCE_EXHAUSTION" || all.findIndex((other) => other.code === "RESOURCE_EXHAUSTION") === at,
+    )
     return {
       root: undefined,
-      problems: document.errors.map((error) => {
-        const position = error.linePos?.[0]
-        const message = error.message.split(" at line ")[0] ?? error.message
-        return {
-          key: CONFIG_FILE_KEY,
-          message: position === undefined ? message : `line ${position.line}, column ${position.col}: ${message}`,
-        }
-      }),
+      problems: errors.map((error) =>
+        problemAt(placeOf(path, error.linePos?.[0]), yamlSentence(error.code, error.message)),
+      ),
+      tagged: [],
     }
   }
+  const tagged = tagProblems(document, lines, path)
   try {
-    return { root: document.toJS({ maxAliasCount: 100 }), problems: [] }
+    return { root: document.toJS({ maxAliasCount }), problems: [], tagged }
   } catch (error) {
-    return { root: undefined, problems: [{ key: CONFIG_FILE_KEY, message: String(error) }] }
+    const aliases = error instanceof ReferenceError && /alias/i.test(error.message)
+    return {
+      root: undefined,
+      problems: [
+        problemAt(
+          placeOf(path, undefined),
+          aliases
+            ? `the file expands more than ${maxAliasCount} aliases (*name); write the values out`
+            : "the file could not be read as YAML",
+        ),
+      ],
+      tagged: [],
+    }
   }
 }
 
@@ -221,9 +297,14 @@ const underlaid = (under: FileMapping, over: FileMapping): FileMapping => {
  * Reads the config file, laid over `base` (a program's own config object, such as the demo's): YAML syntax (errors with line and column under the key `config file`), then
  * the layout: known sections and keys, exporter ids and types, and pipelines that name defined components.
  */
-export const readConfigFile = (text: string, catalog: ComponentCatalog, base: FileMapping = {}): ConfigFile => {
-  const parsed = parseYaml(text)
-  const problems: Array<ConfigProblem> = [...parsed.problems]
+export const readConfigFile = (
+  text: string,
+  catalog: ComponentCatalog,
+  base: FileMapping = {},
+  path?: string,
+): ConfigFile => {
+  const parsed = parseYaml(text, path)
+  const problems: Array<ConfigProblem> = [...parsed.problems, ...parsed.tagged]
   if (parsed.problems.length > 0) return { readable: false, root: {}, exporters: new Map(), problems }
   if (!isFileMapping(parsed.root) && parsed.root !== undefined && parsed.root !== null) {
     problems.push({

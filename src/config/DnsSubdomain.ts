@@ -1,6 +1,6 @@
 /**
- * RFC 1123 DNS subdomains as Kubernetes checks them: the prefix of a label key (`gpu-serials.dev` in
- * `gpu-serials.dev/gpu-0`).
+ * RFC 1123 DNS names as Kubernetes checks them: subdomains (the prefix of a label key, `gpu-serials.dev` in
+ * `gpu-serials.dev/gpu-0`) and labels (a namespace's name).
  */
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
@@ -14,3 +14,8 @@ export const validateDnsSubdomain = (text: string): string | undefined => {
   }
   return undefined
 }
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+
+/** Whether `text` is a DNS-1123 label, as the name of a namespace must be: at most 63 characters. */
+export const isDnsLabel = (text: string): boolean => text.length <= 63 && DNS_LABEL.test(text)

@@ -194,7 +194,7 @@ export const resolvePipeline = (
   const file =
     sources.file === undefined && sources.base === undefined
       ? undefined
-      : readConfigFile(sources.file?.text ?? "", catalog, sources.base)
+      : readConfigFile(sources.file?.text ?? "", catalog, sources.base, sources.file?.path)
   const root = file?.root ?? {}
   const problems: Array<ConfigProblem> = [...flags.problems, ...(file?.problems ?? [])]
   const overrides: Overrides = { flags: flags.values, env: sources.env }

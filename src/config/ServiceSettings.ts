@@ -1,5 +1,5 @@
 import { isIP } from "node:net"
-import { validateDnsSubdomain } from "./DnsSubdomain.ts"
+import { isDnsLabel, validateDnsSubdomain } from "./DnsSubdomain.ts"
 import type { SettingRule } from "./ResolveSettings.ts"
 import type { AnySetting, Setting } from "./Setting.ts"
 import { HOUR, MINUTE, required, SECOND } from "./SettingRules.ts"
@@ -9,8 +9,6 @@ import { boolType, durationType, enumType, intType, listType, stringType } from 
  * The service's own settings, keyed from the root of the config file: the cluster, the pipeline's
  * exporters, telemetry, shutdown and leader election. The settings of components live with them.
  */
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 
 export const clusterNameSetting: Setting<string> = {
   key: "cluster.name",
@@ -144,7 +142,7 @@ export const leaseNamespaceSetting: Setting<string> = {
   label: "lease namespace",
   description: "Namespace of the Lease: the namespace the service runs in.",
   check: (value) =>
-    value === "" || (value.length <= 63 && DNS_LABEL.test(value))
+    value === "" || isDnsLabel(value)
       ? undefined
       : "lease namespace must be a namespace name: at most 63 lowercase letters, digits and '-'",
   emptyEnvIsValue: true,

@@ -6,19 +6,60 @@ import { configOf, problemsOf } from "./ResolveFixture.ts"
 const lines = (...text: ReadonlyArray<string>): string => `${text.join("\n")}\n`
 
 describe("YAML syntax", () => {
-  it("reports errors with line and column under the key `config file`", () => {
+  it("reports errors with the file, line and column under the key `config file`", () => {
     const problems = problemsOf({
       file: lines("cluster:", "  name: prod", "receivers:", "  kube_exec:", "    workers: 4", "   timeout: 3s"),
     })
     expect(problems).toEqual([
-      { key: "config file", message: "line 6, column 1: All mapping items must start at the same column" },
+      {
+        key: "config file",
+        message: "gpu-serials.yaml, line 6, column 1: All mapping items must start at the same column",
+      },
     ])
   })
 
   it("rejects duplicate keys with their position", () => {
     expect(problemsOf({ file: lines("cluster:", "  name: a", "  name: b") })).toEqual([
-      { key: "config file", message: "line 3, column 3: Map keys must be unique" },
+      { key: "config file", message: "gpu-serials.yaml, line 3, column 3: Map keys must be unique" },
     ])
+  })
+
+  it("refuses a value given a tag outside YAML's core schema, naming its key", () => {
+    expect(
+      problemsOf({
+        file: lines("cluster:", "  name: !js/function prod", "receivers: { kube_exec: { workers: !!int 4 } }"),
+      }),
+    ).toEqual([
+      {
+        key: "cluster.name",
+        message:
+          "gpu-serials.yaml, line 2, column 22: YAML tag !js/function is not one the config file reads (it takes plain values, lists and mappings)",
+      },
+    ])
+  })
+
+  it("says in its own words what the YAML reader would say in its API's", () => {
+    const messages = (file: string) =>
+      problemsOf({ file, env: { CLUSTER_NAME: "c" } }).map((problem) => problem.message)
+    expect(messages(lines("cluster: { name: a }", "---", "cluster: { name: b }"))).toEqual([
+      "gpu-serials.yaml, line 2, column 1: the file holds more than one YAML document (a line '---' starts another); the config file is one document",
+    ])
+    const deep = messages(`cluster: ${"[".repeat(20_000)}${"]".repeat(20_000)}\n`)
+    expect(deep).toHaveLength(1)
+    expect(deep[0]).toMatch(/^gpu-serials\.yaml, line 1, column \d+: the file nests deeper than the config file may/)
+    const bomb = ["a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
+    for (const name of ["b", "c", "d"])
+      bomb.push(
+        `${name}: &${name} [${Array(10)
+          .fill(`*${String.fromCharCode(name.charCodeAt(0) - 1)}`)
+          .join(", ")}]`,
+      )
+    expect(messages(lines(...bomb))).toEqual([
+      "gpu-serials.yaml: the file expands more than 100 aliases (*name); write the values out",
+    ])
+    for (const message of [...messages(lines("a: 1", "---", "b: 2")), ...deep]) {
+      expect(message).not.toMatch(/YAML\.|parseAllDocuments|call stack|resource exhaustion/i)
+    }
   })
 
   it("still reports the environment's problems with a broken file", () => {

@@ -53,6 +53,26 @@ describe("defaults", () => {
   })
 })
 
+describe("Kubernetes names", () => {
+  it.each(["GPU-Operator", "gpu_operator", "-gpu", "gpu.operator", "a".repeat(64)])(
+    "refuses NAMESPACE=%s, which no namespace can be called",
+    (namespace) => {
+      expect(problemsOf({ env: { ...cluster, NAMESPACE: namespace } })).toEqual([
+        {
+          key: "NAMESPACE",
+          message:
+            "namespace must be a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",
+        },
+      ])
+    },
+  )
+
+  it("takes a namespace name of 63 characters", () => {
+    const namespace = `gpu-${"a".repeat(59)}`
+    expect(configOf({ env: { ...cluster, NAMESPACE: namespace } }).kubeExec.namespace).toBe(namespace)
+  })
+})
+
 describe("the Go original's messages", () => {
   it.each([
     [{ EXPORTER_TYPE: "" }, "EXPORTER_TYPE", `invalid exporter type "" (known types: ${knownTypes})`],

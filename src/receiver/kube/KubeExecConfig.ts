@@ -1,6 +1,6 @@
 import * as Result from "effect/Result"
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
-import { validateDnsSubdomain } from "../../config/DnsSubdomain.ts"
+import { isDnsLabel, validateDnsSubdomain } from "../../config/DnsSubdomain.ts"
 import type { Setting } from "../../config/Setting.ts"
 import { DAY, HOUR, notNegative, positive, required, SECOND } from "../../config/SettingRules.ts"
 import {
@@ -28,7 +28,11 @@ export const namespaceSetting: Setting<string> = {
   secret: "none",
   label: "namespace",
   description: "Namespace of the NVIDIA device-plugin pods.",
-  check: required("namespace must be specified"),
+  check: (value) =>
+    required("namespace must be specified")(value) ??
+    (isDnsLabel(value)
+      ? undefined
+      : "namespace must be a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"),
   emptyEnvIsValue: true,
 }
 
