@@ -40,13 +40,33 @@ describe("gpu-serials demo", () => {
     const progress = run.stderr.split("\n").filter((line) => line.startsWith("demo after "))
     expect(progress.length).toBeGreaterThanOrEqual(1)
     expect(progress[0]).toMatch(
-      /^demo after 5 s: nodes read \d+, GPUs \d+, events added \d+, moved \d+, removed \d+, observed \d+, errors \d+ \(1 node\)$/,
+      /^demo after 5 s: GPUs \d+ known now \(\d+ ever read\), nodes \d+ with GPUs now \(\d+ ever read\), events added \d+, moved \d+, removed \d+, observed \d+, errors \d+ \(1 node\)$/,
     )
     const summary = run.stderr.slice(run.stderr.indexOf("demo summary after"))
     expect(summary).toContain(`  events: added ${added}, moved 0, removed 0, observed 0\n`)
     expect(summary).toMatch(/\n {2}nodes gone: 0 \(their device-plugin pod or the node itself was deleted;/)
     expect(summary).toContain("removed once gone for the removal grace, 10s,")
     expect(summary).toMatch(/\n {2}errors by kind:\n {4}driver-not-loaded: 1 node \(/)
+    expect(summary).toContain(`  exporters:\n    stdout: ${records.length} sent, 0 dropped\n`)
+    const known = /GPUs (\d+) known now \((\d+) ever read\)/.exec(summary)
+    expect(Number(known?.[1])).toBe(added)
+    expect(Number(known?.[2])).toBe(added)
+  }, 30_000)
+
+  it("says which exporter never reached its sink, and exits 1", () => {
+    const run = gpuSerials([
+      "demo",
+      "--duration",
+      "4s",
+      "--exporter",
+      "stdout,postgres",
+      "--postgres-url",
+      "postgres://postgres@127.0.0.1:1/none?sslmode=disable",
+    ])
+    expect(run.status, run.stderr).toBe(1)
+    expect(run.stderr).toMatch(/\n {4}postgres: 0 sent, \d+ dropped, never wrote \(its sink was not reached\)\n/)
+    expect(run.stderr).toMatch(/\n {4}stdout: [1-9]\d* sent, 0 dropped\n/)
+    expect(run.stderr).toContain("gpu-serials demo: postgres never wrote a record")
   }, 30_000)
 
   it("shows churn as moved and removed events within a short run, thanks to its short removal grace", () => {

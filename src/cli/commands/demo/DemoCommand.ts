@@ -19,6 +19,7 @@ import { loadServiceConfig } from "../../ServiceConfigLoader.ts"
 import { optionProblem, usageFailure } from "../../UsageFailure.ts"
 import { reportInvalidConfig } from "../config/ConfigCommand.ts"
 import { serveWith } from "../run/RunCommand.ts"
+import { countedExporters, exporterLines, neverWrote } from "./CountedExporters.ts"
 import * as DemoHttpReceiver from "./DemoHttpReceiver.ts"
 import { DemoTally } from "./DemoTally.ts"
 import { demoUsage } from "./DemoUsage.ts"
@@ -41,10 +42,11 @@ const demoOptions: CommandLineSpec = {
 /** Short enough that churn shows `removed` events within a demo's run. */
 const demoRemovalGrace = "10s"
 const progressInterval = "5 seconds"
+const demoShutdownTimeout = "5s"
 
 /**
  * The demo's config object, under the user's config file, environment and flags: the simulated
- * cluster's kubeconfig, the cluster name, a short removal grace, the health server on the loopback
+ * cluster's kubeconfig, the cluster name, a short removal grace, a short shutdown, the health server on the loopback
  * interface (a workstation) at a free port, the demo's HTTP receiver as the http exporter's endpoint,
  * and the postgres exporter's database when one is given, its tables created.
  */
@@ -61,7 +63,11 @@ const demoConfig = (options: {
     http: { endpoint: options.httpEndpoint },
     ...(options.postgresUrl === undefined ? {} : { postgres: { url: options.postgresUrl, autoMigrate: true } }),
   },
-  service: { telemetry: { metrics: { address: "127.0.0.1", port: options.port } } },
+  // A demo's sink that cannot be reached holds its end only this long.
+  service: {
+    shutdownTimeout: demoShutdownTimeout,
+    telemetry: { metrics: { address: "127.0.0.1", port: options.port } },
+  },
 })
 
 /** The kubectl command that shows the node labels the service writes, when it writes them. */
@@ -237,7 +243,8 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
         ...builtinComponents,
         processors: builtinComponents.processors.map((processor) => tallyingProcessor(processor, tally)),
       })
-      const service = yield* serveWith(demo, tallied).pipe(Effect.forkScoped)
+      const counted = countedExporters(demo.exporters)
+      const service = yield* serveWith({ ...demo, exporters: counted.exporters }, tallied).pipe(Effect.forkScoped)
       const healthServer = `http://${host}:${demo.config.telemetry.serverPort}`
       yield* untilAnswering(`${healthServer}/healthz`).pipe(
         Effect.andThen(io.stderr(`health and metrics at ${healthServer}/metrics\n`)),
@@ -262,9 +269,17 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
             )
       yield* Fiber.interrupt(progress)
       yield* io.stderr(tally.summary(yield* elapsedSeconds, removalGraceOf(demo)))
+      const exporters = yield* counted.stats
+      yield* io.stderr(`${exporterLines(exporters).join("\n")}\n`)
       if (sendsTo(demo, httpReceiver.url)) {
         const { requests, records } = httpReceiver.counts()
         yield* io.stderr(`  http receiver at ${httpReceiver.url}: ${records} records in ${requests} POSTs\n`)
+      }
+      // An exporter the user asked for that never reached its sink is a demo that did not do its work.
+      const silent = exporters.filter((exporter) => neverWrote(exporter.stats)).map((exporter) => exporter.id)
+      if (exitCode === ExitCode.ok && silent.length > 0) {
+        yield* io.stderr(`gpu-serials demo: ${silent.join(", ")} never wrote a record\n`)
+        return ExitCode.failure
       }
       return exitCode
     }),

@@ -9,6 +9,8 @@ const shownKinds: ReadonlyArray<InventoryEventKind> = ["added", "moved", "remove
 export class DemoTally {
   private readonly nodesRead = new Set<string>()
   private readonly gpus = new Set<string>()
+  /** GPUs the inventory holds now, by UUID, with their node: from the events, as a consumer of them knows. */
+  private readonly known = new Map<string, string>()
   private readonly failedNodes = new Map<string, Set<string>>()
   private readonly goneNodes = new Set<string>()
   private readonly events = new Map<InventoryEventKind, number>()
@@ -38,14 +40,24 @@ export class DemoTally {
   }
 
   observeEvents(events: ReadonlyArray<InventoryEvent>): void {
-    for (const event of events) this.events.set(event.record.event, (this.events.get(event.record.event) ?? 0) + 1)
+    for (const { record } of events) {
+      this.events.set(record.event, (this.events.get(record.event) ?? 0) + 1)
+      if (record.event === "removed") this.known.delete(record.uuid)
+      else this.known.set(record.uuid, record.node)
+    }
+  }
+
+  /** GPUs known now and ever read; nodes with known GPUs now and ever read. */
+  private counts(): string {
+    const nodesNow = new Set(this.known.values()).size
+    return `GPUs ${this.known.size} known now (${this.gpus.size} ever read), nodes ${nodesNow} with GPUs now (${this.nodesRead.size} ever read)`
   }
 
   /** One line for stderr while the demo runs. */
   progress(elapsedSeconds: number): string {
     const failedNodes = new Set([...this.failedNodes.values()].flatMap((nodes) => [...nodes])).size
     return (
-      `demo after ${elapsedSeconds.toFixed(0)} s: nodes read ${this.nodesRead.size}, GPUs ${this.gpus.size}, ` +
+      `demo after ${elapsedSeconds.toFixed(0)} s: ${this.counts()}, ` +
       `events ${this.eventCounts()}, errors ${this.failedReadings} ` +
       `(${failedNodes} node${failedNodes === 1 ? "" : "s"})\n`
     )
@@ -60,7 +72,7 @@ export class DemoTally {
       )
     return [
       `demo summary after ${elapsedSeconds.toFixed(1)} s:`,
-      `  nodes read: ${this.nodesRead.size} (${this.readings} readings), GPUs: ${this.gpus.size}`,
+      `  ${this.counts()}, ${this.readings} readings`,
       `  events: ${this.eventCounts()}`,
       `  nodes gone: ${this.goneNodes.size} (their device-plugin pod or the node itself was deleted; their GPUs are`,
       `    removed once gone for the removal grace, ${formatGoDuration(removalGraceMs)}, unless the pod comes back)`,
