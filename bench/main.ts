@@ -7,6 +7,7 @@ import { otlpBench } from "./OtlpBench.ts"
 import { parseBench } from "./ParseBench.ts"
 import { fleetScaleScenario, pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
 import { postgresBench } from "./PostgresBench.ts"
+import { scrapeBench } from "./ScrapeBench.ts"
 import { worstInputBench } from "./WorstInputBench.ts"
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}, node ${process.versions.node}`
@@ -32,5 +33,6 @@ if (wanted("nats")) print(await natsBench())
 if (wanted("http")) print(await httpBench())
 if (wanted("postgres")) print(await postgresBench())
 if (wanted("cli")) print(cliBench(Math.max(runs, 3)))
+if (wanted("scrape")) print(await scrapeBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario, runs))
 if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))

@@ -44,8 +44,12 @@ class SharedCollection extends MetricReader {
  * writes the text they write themselves.
  */
 export interface ExtraMetrics extends MetricProducer {
-  /** Their Prometheus text exposition (`# HELP`, `# TYPE` and samples, each line ending in `\n`); empty when there is none. */
-  readonly prometheusText: () => string
+  /**
+   * Their Prometheus text exposition (`# HELP`, `# TYPE` and samples, each line ending in `\n`) in pieces
+   * of whole lines, each cheap to make, so that writing a large one leaves the event loop free in between;
+   * nothing when there is none.
+   */
+  readonly prometheusText: () => Iterable<string>
 }
 
 /** The extra metrics added after start, read by the shared collection as one producer (a reader takes its producers at construction). */
@@ -134,6 +138,32 @@ export class ServiceMeter extends Context.Service<
             ),
           )
 
+        /**
+         * The text of one collection, in buffers: the SDK's instruments, then each extra producer's pieces,
+         * the event loop let go between pieces so `/healthz` answers while a large fleet is written.
+         * Scrapes that arrive while one is made share it: however many there are, one is made at a time.
+         */
+        let making: Promise<ReadonlyArray<Buffer>> | undefined
+        const make = async (): Promise<ReadonlyArray<Buffer>> => {
+          const { resourceMetrics } = await prometheus.collect()
+          const parts = [Buffer.from(serializer.serialize(resourceMetrics))]
+          for (const extra of [...added.producers]) {
+            for (const piece of extra.prometheusText()) {
+              parts.push(Buffer.from(piece))
+              await new Promise((resolve) => setImmediate(resolve))
+            }
+          }
+          return parts
+        }
+        const exposition = (): Promise<ReadonlyArray<Buffer>> => {
+          if (making === undefined) {
+            making = make().finally(() => {
+              making = undefined
+            })
+          }
+          return making
+        }
+
         const addProducer = (extra: ExtraMetrics): Effect.Effect<void, never, Scope.Scope> =>
           Effect.acquireRelease(
             Effect.sync(() => added.producers.add(extra)),
@@ -147,13 +177,10 @@ export class ServiceMeter extends Context.Service<
           attachReader,
           addProducer,
           servePrometheus: (_request, response) => {
-            prometheus.collect().then(
-              ({ resourceMetrics }) =>
-                endMetrics(response, 200, [
-                  serializer.serialize(resourceMetrics),
-                  ...[...added.producers].map((extra) => extra.prometheusText()),
-                ]),
-              (error: unknown) => endMetrics(response, 500, [`# failed to collect metrics: ${String(error)}\n`]),
+            exposition().then(
+              (parts) => endMetrics(response, 200, parts),
+              (error: unknown) =>
+                endMetrics(response, 500, [Buffer.from(`# failed to collect metrics: ${String(error)}\n`)]),
             )
           },
         })
@@ -162,10 +189,10 @@ export class ServiceMeter extends Context.Service<
 }
 
 /** Writes a `/metrics` answer in parts (no copy of a large text), unless it was answered meanwhile (the health server's deadline). */
-const endMetrics = (response: ServerResponse, status: number, parts: ReadonlyArray<string>): void => {
+const endMetrics = (response: ServerResponse, status: number, parts: ReadonlyArray<Buffer>): void => {
   if (response.headersSent || response.writableEnded) return
   response.writeHead(status, { "content-type": "text/plain; version=0.0.4; charset=utf-8" })
-  for (const part of parts) if (part !== "") response.write(part)
+  for (const part of parts) if (part.length > 0) response.write(part)
   response.end()
 }
 
