@@ -1,3 +1,4 @@
+import { connect, type Socket } from "node:net"
 import { Writable } from "node:stream"
 import { ApiException, CoreV1Api, Exec, KubeConfig, type V1Status, Watch } from "@kubernetes/client-node"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
@@ -106,6 +107,30 @@ describe("fault injection", () => {
     expect(running.status()).toBeUndefined()
     expect(running.stdout()).toHaveLength(0)
     await eventually("the server to drop the session", () => cluster.stats().execSessionsOpen === 0)
+  })
+
+  it("survives a client resetting the connection of an exec upgrade it holds", async () => {
+    const nodeName = nodeOf("h100-hgx")
+    const pod = cluster.podOf(nodeName) ?? ""
+    cluster.faults.inject({ kind: "hang", match: { subresource: "exec" }, times: 1 })
+    const requestsBefore = cluster.stats().requests
+    const address = new URL(cluster.url)
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const connected = connect({ host: address.hostname, port: Number(address.port) }, () => resolve(connected))
+      connected.once("error", reject)
+    })
+    socket.on("error", () => undefined)
+    socket.write(
+      `GET /api/v1/namespaces/${cluster.namespace}/pods/${pod}/exec?command=nvidia-smi&stdout=true HTTP/1.1\r\n` +
+        `Host: ${address.host}\r\nAuthorization: Bearer ${cluster.token}\r\nConnection: Upgrade\r\n` +
+        "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
+        "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
+    )
+    await eventually("the upgrade to be held", () => cluster.stats().requests > requestsBefore)
+    socket.resetAndDestroy()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const listed = await core.listNamespacedPod({ namespace: cluster.namespace })
+    expect(listed.items.length).toBeGreaterThan(0)
   })
 
   it("truncates output while still reporting success", async () => {

@@ -307,6 +307,9 @@ export class ApiServer {
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.requestCount++
+    // Node takes its error handler off a socket it hands over for an upgrade: a client resetting the
+    // connection of a held or rejected upgrade would otherwise end the process.
+    socket.on("error", () => socket.destroy())
     try {
       const url = new URL(request.url ?? "/", "http://127.0.0.1")
       const route = routeOf(url.pathname)
