@@ -256,7 +256,7 @@ export class ResourceStore {
       resourceVersion: this.revision,
       object,
       json,
-      bytes: Buffer.from(json, "utf8"),
+      bytes: ownBytes(json),
       labels: labelsOf(object),
     }
   }
@@ -293,4 +293,15 @@ export class ResourceStore {
 const stringField = (object: JsonObject, field: string): string => {
   const value = object[field]
   return typeof value === "string" ? value : ""
+}
+
+/**
+ * The bytes of `json` in a buffer of their own. `Buffer.from` puts short texts in a slice of Node's
+ * shared pool (64 KiB in Node 24): kept in the watch history, each slice would keep its whole pool alive,
+ * some ten times the objects' size.
+ */
+const ownBytes = (json: string): Buffer => {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json, "utf8"))
+  bytes.write(json, "utf8")
+  return bytes
 }

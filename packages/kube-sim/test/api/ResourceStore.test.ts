@@ -30,6 +30,15 @@ describe("the resource store", () => {
     expect(b.object.metadata).toMatchObject({ namespace: "gpu-operator", resourceVersion: String(start + 1) })
   })
 
+  it("keeps each object's bytes in a buffer of their own, not a slice of a shared pool the history would hold", () => {
+    const store = newStore()
+    const stored = [1, 2, 3].map((n) => store.create(pods, pod(`p${n}`), "gpu-operator"))
+    for (const { bytes, json } of stored) {
+      expect(bytes.toString("utf8")).toBe(json)
+      expect(bytes.buffer.byteLength).toBe(bytes.length)
+    }
+  })
+
   it("rejects a stale update with 409 and keeps an unchanged object's resourceVersion", () => {
     const store = newStore()
     const created = store.create(pods, pod("a"), "gpu-operator")
