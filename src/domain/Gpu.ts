@@ -1,3 +1,5 @@
+import type { GpuHealthSignals } from "./GpuHealth.ts"
+
 /**
  * One physical GPU as nvidia-smi reports it. Every optional field is absent when the driver
  * reports it as not available (N/A, [N/A], empty, Not Found, bracketed errors, ...).
@@ -17,6 +19,8 @@ export interface Gpu {
   /** `mig_mode/current_mig`: `Enabled` or `Disabled`. */
   readonly migMode?: string
   readonly platform?: GpuPlatform
+  /** What the reading says of the GPU's condition; absent when it says nothing (no signal reported). */
+  readonly health?: GpuHealthSignals
 }
 
 /** `platformInfo` of NVL-class systems (driver >= 570). Absent as a whole when every field is absent. */

@@ -1,3 +1,4 @@
+import type { GpuHealth, HealthState } from "./GpuHealth.ts"
 import type { InventoryEventKind } from "./InventoryEventKind.ts"
 
 export const recordSchema = "gpu-serials/v1"
@@ -39,4 +40,8 @@ export interface GpuRecord {
   /** For `moved`: where the GPU was before. */
   readonly previousNode?: string
   readonly previousMachine?: string
+  /** The GPU's condition and its verdict; absent when the reading said nothing of it. */
+  readonly health?: GpuHealth
+  /** For `health`: the state before the change. */
+  readonly previousHealthState?: HealthState
 }

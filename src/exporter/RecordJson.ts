@@ -24,6 +24,8 @@ const fieldOrder = {
   serialShared: true,
   previousNode: true,
   previousMachine: true,
+  health: true,
+  previousHealthState: true,
 } as const satisfies Record<keyof GpuRecord, true>
 
 /**
