@@ -1,4 +1,5 @@
 import type { Gpu } from "./Gpu.ts"
+import type { GpuHealth } from "./GpuHealth.ts"
 import { gpuRecord, type PreviousLocation } from "./GpuRecordBuilder.ts"
 import type { InventoryEvent } from "./InventoryEvent.ts"
 import type { InventoryEventKind } from "./InventoryEventKind.ts"
@@ -27,6 +28,8 @@ export interface KnownGpu {
   readonly cudaVersion?: string
   /** Whether another GPU of the last reading reported the same serial. */
   readonly serialShared: boolean
+  /** The verdict on the GPU's last reported condition; absent when no reading said anything of it. */
+  readonly health?: GpuHealth
   readonly firstSeen: Date
   /** Time of the last reading that reported the GPU. */
   readonly lastSeen: Date
