@@ -103,12 +103,26 @@ export class ShardedIndexEdit<V> {
   delete(key: string): void {
     const hash = hashOf(key)
     if ((this.root ?? this.base)[hash & mask]?.[(hash >>> bits) & mask]?.has(key) !== true) return
-    this.ownShard(hash).delete(key)
+    const shard = this.ownShard(hash)
+    shard.delete(key)
     this.size--
+    if (shard.size === 0) this.dropShard(hash)
   }
 
   done(): ShardedIndex<V> {
     return new ShardedIndex(this.root ?? this.base, this.size)
+  }
+
+  /**
+   * Lets go of an emptied shard, and of its branch once that holds no shard, so an index whose keys come
+   * and go (nodes of a churning fleet) holds only shards with entries, not every shard it ever filled.
+   */
+  private dropShard(hash: number): void {
+    const root = this.root as Array<Branch<V> | undefined>
+    const branchAt = hash & mask
+    const branch = root[branchAt] as Array<Map<string, V> | undefined>
+    branch[(hash >>> bits) & mask] = undefined
+    if (branch.every((shard) => shard === undefined)) root[branchAt] = undefined
   }
 
   private ownShard(hash: number): Map<string, V> {

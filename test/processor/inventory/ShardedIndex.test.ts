@@ -54,6 +54,29 @@ describe("ShardedIndex", () => {
     )
   })
 
+  it("lets go of the shards its removed keys emptied, so keys that come and go leave nothing behind", () => {
+    const heldShards = (index: ShardedIndex<number>): number => {
+      const { root } = index as unknown as {
+        root: ReadonlyArray<ReadonlyArray<Map<string, number> | undefined> | undefined>
+      }
+      return root.reduce((held, branch) => held + (branch?.filter((shard) => shard !== undefined).length ?? 0), 0)
+    }
+    let index = ShardedIndex.empty<number>()
+    for (let round = 0; round < 20; round++) {
+      const added = index.edit()
+      for (let at = 0; at < 500; at++) added.set(`node-${round}-${at}`, at)
+      index = added.done()
+      const removed = index.edit()
+      for (let at = 0; at < 500; at++) removed.delete(`node-${round}-${at}`)
+      index = removed.done()
+    }
+    expect(index.size).toBe(0)
+    expect(heldShards(index)).toBe(0)
+    const kept = index.edit()
+    kept.set("gpu-node-a", 1)
+    expect(heldShards(kept.done())).toBe(1)
+  })
+
   it("answers for absent keys without holding them", () => {
     const index = ShardedIndex.of([["gpu-node-a", 1]])
     expect(index.get("gpu-node-b")).toBeUndefined()
