@@ -8,13 +8,22 @@ import { parseBench } from "./ParseBench.ts"
 import { fleetScaleScenario, pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
 import { postgresBench } from "./PostgresBench.ts"
 import { scrapeBench } from "./ScrapeBench.ts"
+import { soakBench, soakScenario } from "./SoakBench.ts"
 import { worstInputBench } from "./WorstInputBench.ts"
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}, node ${process.versions.node}`
-const runsAt = process.argv.indexOf("--runs")
-const runs = runsAt < 0 ? 1 : Number(process.argv[runsAt + 1])
-if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs takes a whole number of runs, at least 1")
-const only = process.argv.slice(2).filter((_, at) => at + 2 !== runsAt && at + 2 !== runsAt + 1)
+const args = process.argv.slice(2)
+/** The whole number after `flag`, `fallback` without the flag. */
+const wholeNumberFlag = (flag: string, fallback: number): number => {
+  const at = args.indexOf(flag)
+  const value = at < 0 ? fallback : Number(args[at + 1])
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} takes a whole number, at least 1`)
+  return value
+}
+const runs = wholeNumberFlag("--runs", 1)
+/** How long `soak` runs, in minutes. */
+const soakMinutes = wholeNumberFlag("--minutes", 30)
+const only = args.filter((arg, at) => !arg.startsWith("--") && !(args[at - 1]?.startsWith("--") ?? false))
 const wanted = (name: string): boolean => only.length === 0 || only.includes(name)
 /** Parts too long for a plain `npm run bench`: run only when named. */
 const named = (name: string): boolean => only.includes(name)
@@ -36,3 +45,4 @@ if (wanted("cli")) print(cliBench(Math.max(runs, 3)))
 if (wanted("scrape")) print(await scrapeBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario, runs))
 if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))
+if (named("soak")) print(await soakBench(soakScenario(soakMinutes)))

@@ -1,0 +1,206 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { freePort } from "../src/health/FreePort.ts"
+import {
+  heapFigures,
+  repositoryRoot,
+  rssMegabytes,
+  startServiceProcess,
+  stopServiceProcess,
+  timeToReady,
+} from "./ServiceProcess.ts"
+
+/**
+ * The service alone, for a long time, against a simulated cluster that churns and fails in every way it
+ * can: does anything it keeps grow? The simulator runs as its own process (`npm run sim`), the service as
+ * `gpu-serials run` with the image's V8 flags; each is pinned to a core of its own when there are two.
+ * Every `sampleSeconds` the service's heap is measured after a full garbage collection, with compiled code
+ * apart (it grows while V8 optimises, whatever the data does), and its RSS. The first `warmUpMinutes` are
+ * left out of the figures: the fleet fills and the code is compiled then.
+ */
+export interface SoakScenario {
+  readonly minutes: number
+  readonly nodes: number
+  readonly sampleSeconds: number
+  readonly warmUpMinutes: number
+}
+
+export const soakScenario = (minutes: number): SoakScenario => ({
+  minutes,
+  nodes: 300,
+  sampleSeconds: 30,
+  warmUpMinutes: Math.min(3, minutes / 5),
+})
+
+/** Churn and faults per minute or per request: every kind the simulator has, often enough to matter in 30 minutes. */
+const simulatorFlags = [
+  "--exec-latency",
+  "100ms-300ms",
+  "--churn-pod-restarts",
+  "6",
+  "--churn-node-joins",
+  "2",
+  "--churn-node-leaves",
+  "2",
+  "--churn-gpu-swaps",
+  "2",
+  "--churn-readiness-flaps",
+  "4",
+  "--fault-server-error",
+  "0.01",
+  "--fault-throttle",
+  "0.01",
+  "--fault-watch-drop",
+  "0.002",
+  "--fault-exec-hang",
+  "0.005",
+  "--fault-exec-exit",
+  "0.01",
+  "--fault-exec-truncate",
+  "0.01",
+  "--fault-exec-garbage",
+  "0.01",
+  "--fault-driver-failures",
+  "1",
+]
+
+/** The service re-reads every pod each minute and re-affirms GPUs every 5, so every path runs all along. */
+const serviceFlags = ["--resync", "1m", "--report-interval", "5m", "--removal-grace", "30s", "--timeout", "5s"]
+
+interface SimulatorProcess {
+  readonly child: ChildProcess
+  readonly kubeconfigPath: string
+}
+
+const startSimulator = (nodes: number): Promise<SimulatorProcess> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        join(repositoryRoot, "packages/kube-sim/src/main.ts"),
+        "--nodes",
+        String(nodes),
+        "--seed",
+        "soak",
+        ...simulatorFlags,
+      ],
+      { cwd: repositoryRoot, stdio: ["ignore", "pipe", "inherit"] },
+    )
+    let pending = ""
+    child.stdout?.on("data", (chunk: Buffer) => {
+      pending += chunk.toString()
+      const line = pending.split("\n")[0]
+      if (pending.includes("\n") && line !== undefined) {
+        child.stdout?.removeAllListeners("data")
+        child.stdout?.resume()
+        resolve({ child, kubeconfigPath: (JSON.parse(line) as { kubeconfigPath: string }).kubeconfigPath })
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`the simulator exited (${code}) before it listened`)))
+  })
+
+/** Pins every thread of a process to one core, where `taskset` exists and the machine has that core. */
+const pinToCore = (pid: number | undefined, core: number): boolean =>
+  pid !== undefined && spawnSync("taskset", ["-a", "-pc", String(core), String(pid)], { stdio: "ignore" }).status === 0
+
+/** One measurement, `minutes` after the service was ready. */
+interface SoakSample {
+  readonly minutes: number
+  readonly dataMegabytes: number
+  readonly codeMegabytes: number
+  readonly rssMegabytes: number
+}
+
+/** A straight line through the samples by least squares: its slope per minute and that slope's standard error. */
+export interface Trend {
+  readonly first: number
+  readonly last: number
+  readonly min: number
+  readonly max: number
+  readonly slopePerMinute: number
+  readonly slopeStandardError: number
+}
+
+export const trendOf = (points: ReadonlyArray<readonly [number, number]>): Trend => {
+  const count = points.length
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / count
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / count
+  const spreadX = points.reduce((sum, [x]) => sum + (x - meanX) ** 2, 0)
+  const slope = points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0) / spreadX
+  const residuals = points.reduce((sum, [x, y]) => sum + (y - meanY - slope * (x - meanX)) ** 2, 0)
+  const values = points.map(([, y]) => y)
+  return {
+    first: values[0] ?? 0,
+    last: values[count - 1] ?? 0,
+    min: Math.min(...values),
+    max: Math.max(...values),
+    slopePerMinute: slope,
+    slopeStandardError: count > 2 ? Math.sqrt(residuals / (count - 2) / spreadX) : Number.POSITIVE_INFINITY,
+  }
+}
+
+/** Flat: the slope is within two standard errors of zero, i.e. no growth the samples can tell from noise. */
+export const isFlat = (trend: Trend): boolean => Math.abs(trend.slopePerMinute) <= 2 * trend.slopeStandardError
+
+const trendLine = (name: string, trend: Trend): string =>
+  `  ${name.padEnd(13)} ${trend.first.toFixed(1)} → ${trend.last.toFixed(1)} MB (range ${trend.min.toFixed(1)}–${trend.max.toFixed(1)}), ` +
+  `slope ${trend.slopePerMinute >= 0 ? "+" : ""}${trend.slopePerMinute.toFixed(3)} ± ${trend.slopeStandardError.toFixed(3)} MB/min` +
+  ` (${(trend.slopePerMinute * 60 * 24).toFixed(1)} MB/day), ${isFlat(trend) ? "flat" : "GROWING"}`
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<string>> => {
+  const simulator = await startSimulator(scenario.nodes)
+  const port = await freePort()
+  const events = new Map<string, number>()
+  const service = startServiceProcess(
+    [
+      "--cluster-name",
+      "soak",
+      "--kubeconfig",
+      simulator.kubeconfigPath,
+      "--server-port",
+      String(port),
+      ...serviceFlags,
+    ],
+    (record) => events.set(record.event, (events.get(record.event) ?? 0) + 1),
+  )
+  const pinned = pinToCore(simulator.child.pid, 0) && pinToCore(service.child.pid, 1)
+  const samples: Array<SoakSample> = []
+  try {
+    await timeToReady(service, port, 120_000)
+    const readyAt = performance.now()
+    const endAt = readyAt + scenario.minutes * 60_000
+    while (performance.now() < endAt) {
+      if (service.child.exitCode !== null)
+        throw new Error(`the service exited (${service.child.exitCode}) during the soak`)
+      const heap = await heapFigures(service)
+      samples.push({
+        minutes: (performance.now() - readyAt) / 60_000,
+        dataMegabytes: heap.liveMegabytes - heap.codeMegabytes,
+        codeMegabytes: heap.codeMegabytes,
+        rssMegabytes: rssMegabytes(service.child.pid ?? 0),
+      })
+      await sleep(Math.min(scenario.sampleSeconds * 1000, Math.max(0, endAt - performance.now())))
+    }
+  } finally {
+    await stopServiceProcess(service)
+    simulator.child.kill("SIGTERM")
+  }
+  const kept = samples.filter((sample) => sample.minutes >= scenario.warmUpMinutes)
+  if (kept.length < 3) throw new Error(`the soak kept ${kept.length} samples: run it for longer`)
+  const trendOfField = (field: "dataMegabytes" | "codeMegabytes" | "rssMegabytes"): Trend =>
+    trendOf(kept.map((sample) => [sample.minutes, sample[field]] as const))
+  const eventCounts = ["added", "moved", "removed", "observed", "health"]
+    .map((kind) => `${kind} ${events.get(kind) ?? 0}`)
+    .join(", ")
+  return [
+    `soak: the service alone for ${scenario.minutes} min against ${scenario.nodes} simulated nodes with churn and faults` +
+      ` (${pinned ? "simulator on core 0, service on core 1" : "not pinned"}); ${kept.length} samples after` +
+      ` ${scenario.warmUpMinutes} min of warm-up, every ${scenario.sampleSeconds} s, heap after a full GC`,
+    trendLine("live heap", trendOfField("dataMegabytes")),
+    trendLine("compiled code", trendOfField("codeMegabytes")),
+    trendLine("RSS", trendOfField("rssMegabytes")),
+    `  events: ${eventCounts}`,
+  ]
+}
