@@ -2,6 +2,7 @@ import type { Gpu, GpuPlatform } from "../domain/Gpu.ts"
 import type { GpuFailure } from "../domain/NodeReading.ts"
 import { availableValue, gpuConditionOf } from "./NotAvailable.ts"
 import { outputExcerpt } from "./OutputExcerpt.ts"
+import { healthSignalsOf, type ReportedHealth } from "./ReportedHealth.ts"
 
 export type ReportedGpuField =
   | "index"
@@ -22,8 +23,9 @@ export type ReportedGpuField =
 /**
  * What nvidia-smi printed for one GPU, field by field, before "not available" spellings are normalised away.
  * `condition` holds a GPU-wide state (`[GPU requires reset]`) printed in a column that is otherwise not read.
+ * `health` holds the health values apart: a bracketed condition there does not make the GPU a failure.
  */
-export type ReportedGpu = { [Field in ReportedGpuField]?: string }
+export type ReportedGpu = { [Field in ReportedGpuField]?: string } & { health?: ReportedHealth }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
@@ -56,6 +58,8 @@ export const identifyGpu = (
     return { _tag: "Failure", failure: failed } as const
   }
   for (const value of Object.values(reported)) {
+    // The health values are an object of their own, and never make the GPU a failure.
+    if (typeof value !== "string") continue
     const condition = gpuConditionOf(value)
     if (condition === "requires-reset") {
       return failure(condition, "GPU requires reset")
@@ -94,6 +98,10 @@ export const identifyGpu = (
   const platform = platformOf(reported)
   if (platform !== undefined) {
     gpu.platform = platform
+  }
+  const health = healthSignalsOf(reported.health)
+  if (health !== undefined) {
+    gpu.health = health
   }
   return { _tag: "Gpu", gpu }
 }

@@ -16,6 +16,7 @@ import { outputExcerpt } from "./OutputExcerpt.ts"
 import { outputLimits } from "./OutputLimits.ts"
 import { preambleLineOf } from "./PreambleLine.ts"
 import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
+import type { ReportedHealthField } from "./ReportedHealth.ts"
 import { type ReportedReading, readingOf } from "./ReportedReading.ts"
 
 export const defaultMaxOutputBytes = 8 * 1024 * 1024
@@ -39,28 +40,167 @@ const rootFields: ReadonlyMap<string, RootField> = new Map([
 
 const legacyModuleIdElement = "gpu_module_id"
 
-const gpuFields: ReadonlyMap<string, ReportedGpuField> = new Map([
-  ["product_name", "product"],
-  ["serial", "serial"],
-  ["uuid", "uuid"],
-])
+/** Where a kept value goes: an identity field of the GPU, or one of its health values. */
+type Kept =
+  | { readonly _tag: "gpu"; readonly key: ReportedGpuField }
+  | { readonly _tag: "health"; readonly key: ReportedHealthField }
 
-const gpuSections: ReadonlyMap<string, ReadonlyMap<string, ReportedGpuField>> = new Map([
-  ["pci", new Map([["pci_bus_id", "pciBusId"]])],
-  ["mig_mode", new Map([["current_mig", "migMode"]])],
+/** The elements kept below one element of a `<gpu>`: leaves whose text is read, and sections to descend into. */
+interface Section {
+  readonly leaves: ReadonlyMap<string, Kept>
+  readonly sections: ReadonlyMap<string, Section>
+}
+
+const identity = (key: ReportedGpuField): Kept => ({ _tag: "gpu", key })
+const health = (key: ReportedHealthField): Kept => ({ _tag: "health", key })
+
+const section = (
+  leaves: ReadonlyArray<readonly [string, Kept]>,
+  sections: ReadonlyArray<readonly [string, Section]> = [],
+): Section => ({ leaves: new Map(leaves), sections: new Map(sections) })
+
+const eccCounters = (scope: "volatile" | "aggregate"): Section =>
+  section(
+    [
+      ["sram_correctable", health(`${scope}SramCorrectable`)],
+      ["dram_correctable", health(`${scope}DramCorrectable`)],
+      ["sram_uncorrectable", health(`${scope}SramUncorrectable`)],
+      ["sram_uncorrectable_parity", health(`${scope}SramUncorrectableParity`)],
+      ["sram_uncorrectable_secded", health(`${scope}SramUncorrectableSecded`)],
+      ["dram_uncorrectable", health(`${scope}DramUncorrectable`)],
+    ],
+    [
+      // Before driver 510: `single_bit` and `double_bit` with a `total` each.
+      ["single_bit", section([["total", health(`${scope}Correctable`)]])],
+      ["double_bit", section([["total", health(`${scope}Uncorrectable`)]])],
+    ],
+  )
+
+const clockEventReasons = (prefix: string): Section =>
+  section([
+    [`${prefix}_hw_slowdown`, health("hwSlowdown")],
+    [`${prefix}_hw_thermal_slowdown`, health("hwThermalSlowdown")],
+    [`${prefix}_hw_power_brake_slowdown`, health("hwPowerBrakeSlowdown")],
+    [`${prefix}_sw_thermal_slowdown`, health("swThermalSlowdown")],
+  ])
+
+/** Every element of a `<gpu>` the reading keeps, as a tree: the identity and the health signals. */
+const gpuElement: Section = section(
   [
-    "platformInfo",
-    new Map<string, ReportedGpuField>([
-      ["chassis_serial_number", "chassisSerial"],
-      ["slot_number", "slotNumber"],
-      ["tray_index", "trayIndex"],
-      ["host_id", "hostId"],
-      ["peer_type", "peerType"],
-      ["module_id", "moduleId"],
-      ["gpu_fabric_guid", "fabricGuid"],
-    ]),
+    ["product_name", identity("product")],
+    ["serial", identity("serial")],
+    ["uuid", identity("uuid")],
+    ["vbios_version", health("vbios")],
+    ["gpu_recovery_action", health("recoveryAction")],
   ],
-])
+  [
+    [
+      "pci",
+      section(
+        [
+          ["pci_bus_id", identity("pciBusId")],
+          ["replay_counter", health("replays")],
+        ],
+        [
+          [
+            "pci_gpu_link_info",
+            section(
+              [],
+              [
+                [
+                  "pcie_gen",
+                  section([
+                    ["current_link_gen", health("linkGenCurrent")],
+                    ["max_link_gen", health("linkGenMax")],
+                  ]),
+                ],
+                [
+                  "link_widths",
+                  section([
+                    ["current_link_width", health("linkWidthCurrent")],
+                    ["max_link_width", health("linkWidthMax")],
+                  ]),
+                ],
+              ],
+            ),
+          ],
+        ],
+      ),
+    ],
+    ["mig_mode", section([["current_mig", identity("migMode")]])],
+    [
+      "platformInfo",
+      section([
+        ["chassis_serial_number", identity("chassisSerial")],
+        ["slot_number", identity("slotNumber")],
+        ["tray_index", identity("trayIndex")],
+        ["host_id", identity("hostId")],
+        ["peer_type", identity("peerType")],
+        ["module_id", identity("moduleId")],
+        ["gpu_fabric_guid", identity("fabricGuid")],
+      ]),
+    ],
+    [
+      "gpu_reset_status",
+      section([
+        ["reset_required", health("resetRequired")],
+        ["drain_and_reset_recommended", health("drainAndResetRecommended")],
+      ]),
+    ],
+    ["clocks_event_reasons", clockEventReasons("clocks_event_reason")],
+    ["clocks_throttle_reasons", clockEventReasons("clocks_throttle_reason")],
+    ["clocks_throttle", clockEventReasons("clocks_throttle_reason")],
+    ["ecc_mode", section([["current_ecc", health("eccMode")]])],
+    [
+      "ecc_errors",
+      section(
+        [],
+        [
+          ["volatile", eccCounters("volatile")],
+          ["aggregate", eccCounters("aggregate")],
+        ],
+      ),
+    ],
+    [
+      "retired_pages",
+      section(
+        [
+          ["pending_retirement", health("retiredPending")],
+          ["pending_blacklist", health("retiredPendingBlacklist")],
+        ],
+        [
+          ["multiple_single_bit_retirement", section([["retired_count", health("retiredSingleBit")]])],
+          ["double_bit_retirement", section([["retired_count", health("retiredDoubleBit")]])],
+        ],
+      ),
+    ],
+    [
+      "remapped_rows",
+      section([
+        ["remapped_row_corr", health("remappedCorrectable")],
+        ["remapped_row_unc", health("remappedUncorrectable")],
+        ["remapped_row_pending", health("remappedPending")],
+        ["remapped_row_failure", health("remappedFailure")],
+      ]),
+    ],
+    [
+      "fabric",
+      section(
+        [
+          ["state", health("fabricState")],
+          ["status", health("fabricStatus")],
+          ["cliqueId", health("fabricCliqueId")],
+          ["clusterUuid", health("fabricClusterUuid")],
+        ],
+        [["health", section([["summary", health("fabricSummary")]])]],
+      ),
+    ],
+  ],
+)
+
+/** Depth of a `<gpu>`'s children; the kept tree is no deeper than this plus four. */
+const gpuChildDepth = 2
+const sectionSlots = 8
 
 const retainedPreambleLength = 64 * 1024
 // Decoding in slices keeps each string below V8's large-object threshold, which is several times faster;
@@ -69,7 +209,7 @@ const decodeSliceBytes = 32 * 1024
 const textSliceLength = 32 * 1024
 const lessThan = 0x3c
 
-type Capture = "none" | "root" | "gpu" | "legacy-module-id"
+type Capture = "none" | "root" | "gpu" | "health" | "legacy-module-id"
 
 /**
  * What the XML reader holds of the piece it is reading. It builds a comment, a CDATA section or a
@@ -84,6 +224,7 @@ interface SaxesBuffers {
 
 interface GpuDraft {
   readonly reported: { -readonly [Field in ReportedGpuField]?: string }
+  health: { -readonly [Field in ReportedHealthField]?: string } | undefined
   readonly busIdAttribute: string | undefined
   legacyModuleId: string | undefined
 }
@@ -119,7 +260,8 @@ export class XmlReadingParser {
   private readonly root: { -readonly [Field in RootField]?: string } = {}
   private readonly gpus: Array<ReportedGpu> = []
   private gpu: GpuDraft | undefined
-  private section: ReadonlyMap<string, ReportedGpuField> | undefined
+  /** The kept section open at each depth below a `<gpu>`, `undefined` where the element is not kept. */
+  private readonly sections: Array<Section | undefined> = new Array(sectionSlots).fill(undefined)
   private capture: Capture = "none"
   private captureKey = ""
   private captureDepth = -1
@@ -327,22 +469,17 @@ export class XmlReadingParser {
     if (this.gpu === undefined) {
       return
     }
-    if (depth === 2) {
-      const field = gpuFields.get(name)
-      if (field !== undefined) {
-        this.startCapture("gpu", field, depth)
-      } else if (name === legacyModuleIdElement) {
-        this.startCapture("legacy-module-id", name, depth)
-      } else {
-        this.section = gpuSections.get(name)
-      }
+    const parent = depth === gpuChildDepth ? gpuElement : depth < sectionSlots ? this.sections[depth - 1] : undefined
+    if (parent === undefined) {
       return
     }
-    if (depth === 3 && this.section !== undefined) {
-      const field = this.section.get(name)
-      if (field !== undefined) {
-        this.startCapture("gpu", field, depth)
-      }
+    const kept = parent.leaves.get(name)
+    if (kept !== undefined) {
+      this.startCapture(kept._tag, kept.key, depth)
+    } else if (depth === gpuChildDepth && name === legacyModuleIdElement) {
+      this.startCapture("legacy-module-id", name, depth)
+    } else if (depth < sectionSlots) {
+      this.sections[depth] = parent.sections.get(name)
     }
   }
 
@@ -354,8 +491,10 @@ export class XmlReadingParser {
     if (this.capture !== "none" && depth === this.captureDepth) {
       this.finishCapture()
     }
-    if (depth === 2) {
-      this.section = undefined
+    if (depth >= gpuChildDepth) {
+      if (depth < sectionSlots) {
+        this.sections[depth] = undefined
+      }
     } else if (depth === 1 && this.gpu !== undefined) {
       this.gpus.push(completeGpu(this.gpu))
       this.gpu = undefined
@@ -370,7 +509,7 @@ export class XmlReadingParser {
     } else if (busIdAttribute !== undefined && busIdAttribute.length > outputLimits.maxValueLength) {
       this.fail(`the id of a <gpu> is longer than ${outputLimits.maxValueLength} characters`)
     } else {
-      this.gpu = { reported: {}, busIdAttribute, legacyModuleId: undefined }
+      this.gpu = { reported: {}, health: undefined, busIdAttribute, legacyModuleId: undefined }
     }
   }
 
@@ -420,6 +559,12 @@ export class XmlReadingParser {
       case "gpu":
         if (this.gpu !== undefined) {
           this.gpu.reported[key as ReportedGpuField] ??= value
+        }
+        break
+      case "health":
+        if (this.gpu !== undefined) {
+          this.gpu.health ??= {}
+          this.gpu.health[key as ReportedHealthField] ??= value
         }
         break
       case "legacy-module-id":
@@ -472,7 +617,7 @@ const completeGpu = (draft: GpuDraft): ReportedGpu => {
   if (isAbsent(reported.moduleId) && draft.legacyModuleId !== undefined) {
     reported.moduleId = draft.legacyModuleId
   }
-  return reported
+  return draft.health === undefined ? reported : { ...reported, health: draft.health }
 }
 
 const isAbsent = (raw: string | undefined): boolean =>
