@@ -1,5 +1,7 @@
 import type { Gpu } from "./Gpu.ts"
+import type { GpuHealth, HealthState } from "./GpuHealth.ts"
 import { type GpuRecord, recordSchema } from "./GpuRecord.ts"
+import { defaultHealthThresholds, type HealthThresholds, readingHealth } from "./HealthVerdict.ts"
 import type { InventoryEventKind } from "./InventoryEventKind.ts"
 import type { NodeReading } from "./NodeReading.ts"
 import { machineIdentity } from "./ProviderId.ts"
@@ -39,8 +41,12 @@ export const gpuRecord = (options: {
   readonly event: InventoryEventKind
   readonly serialShared: boolean
   readonly previous?: PreviousLocation
+  /** The verdict on the GPU's condition; absent when the reading said nothing of it. */
+  readonly health?: GpuHealth
+  /** For `health` events: the state before the change. */
+  readonly previousHealthState?: HealthState
 }): GpuRecord => {
-  const { gpu, reading, context, event, previous } = options
+  const { gpu, reading, context, event, previous, health } = options
   const machine = machineIdentity(context.providerId).machine
   const time = context.time.toISOString()
   const providerId = context.providerId?.trim()
@@ -66,23 +72,32 @@ export const gpuRecord = (options: {
     ...(providerId === undefined || providerId === "" ? {} : { providerId }),
     serialShared: options.serialShared,
     ...(previous === undefined ? {} : { previousNode: previous.node, previousMachine: previous.machine }),
+    ...(health === undefined ? {} : { health }),
+    ...(options.previousHealthState === undefined ? {} : { previousHealthState: options.previousHealthState }),
   }
 }
 
-/** One record per GPU of a reading, all with the same event (what `parse` prints: `observed`). */
+/**
+ * One record per GPU of a reading, all with the same event (what `parse` prints: `observed`), each with
+ * the verdict on its condition under `thresholds` (the published limits unless given).
+ */
 export const readingRecords = (
   reading: NodeReading,
   context: ReadingContext,
   event: InventoryEventKind,
+  thresholds: HealthThresholds = defaultHealthThresholds,
 ): ReadonlyArray<GpuRecord> => {
   const shared = sharedSerials(reading.gpus)
-  return reading.gpus.map((gpu) =>
-    gpuRecord({
+  const verdicts = readingHealth(reading.gpus, thresholds)
+  return reading.gpus.map((gpu) => {
+    const health = verdicts.get(gpu.uuid)
+    return gpuRecord({
       gpu,
       reading,
       context,
       event,
       serialShared: gpu.serial !== undefined && shared.has(gpu.serial),
-    }),
-  )
+      ...(health === undefined ? {} : { health }),
+    })
+  })
 }

@@ -1,5 +1,5 @@
 import type { Gpu } from "./Gpu.ts"
-import type { GpuHealth } from "./GpuHealth.ts"
+import type { GpuHealth, HealthState } from "./GpuHealth.ts"
 import { gpuRecord, type PreviousLocation } from "./GpuRecordBuilder.ts"
 import type { InventoryEvent } from "./InventoryEvent.ts"
 import type { InventoryEventKind } from "./InventoryEventKind.ts"
@@ -22,7 +22,7 @@ export interface KnownGpu {
   readonly machine: string
   /** The device-plugin pod that last read the GPU (the record's `source`). */
   readonly pod: PodRef
-  /** The GPU as last read; its chassis is `gpu.platform.chassisSerial`. */
+  /** The GPU as last read, without the signals of its condition (`health` holds them); its chassis is `gpu.platform.chassisSerial`. */
   readonly gpu: Gpu
   readonly driverVersion?: string
   readonly cudaVersion?: string
@@ -97,6 +97,8 @@ export const knownGpuEvent = (options: {
   readonly cluster: string
   readonly time: Date
   readonly previous?: PreviousLocation
+  /** For `health` events: the state before the change. */
+  readonly previousHealthState?: HealthState
   /** How often the inventory re-affirms an unchanged GPU, 0 for never. */
   readonly reportIntervalMs: number
 }): InventoryEvent => {
@@ -114,6 +116,8 @@ export const knownGpuEvent = (options: {
     event: options.event,
     serialShared: known.serialShared,
     ...(options.previous === undefined ? {} : { previous: options.previous }),
+    ...(known.health === undefined ? {} : { health: known.health }),
+    ...(options.previousHealthState === undefined ? {} : { previousHealthState: options.previousHealthState }),
   })
   return {
     record,

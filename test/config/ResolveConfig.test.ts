@@ -21,7 +21,12 @@ describe("defaults", () => {
       nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 },
       nodeLabels: { enabled: true, prefix: "gpu-serials.dev" },
     }
-    const inventory = { reportIntervalMs: 3_600_000, removalGraceMs: 300_000, store: "memory" }
+    const inventory = {
+      reportIntervalMs: 3_600_000,
+      removalGraceMs: 300_000,
+      store: "memory",
+      health: { retiredPagesLimit: 63, remappedRowsLimit: 512, volatileUncorrectableLimit: 0 },
+    }
     const expected = {
       clusterName: "prod",
       kubeExec,

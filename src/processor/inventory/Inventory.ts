@@ -1,4 +1,13 @@
+import type { Gpu } from "../../domain/Gpu.ts"
+import type { GpuHealth } from "../../domain/GpuHealth.ts"
 import { sharedSerials } from "../../domain/GpuRecordBuilder.ts"
+import {
+  defaultHealthThresholds,
+  type HealthThresholds,
+  healthChanged,
+  readingHealth,
+  sameHealth,
+} from "../../domain/HealthVerdict.ts"
 import { type InventoryChange, remove, upsert } from "../../domain/InventoryChange.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type GpuFacts, type KnownGpu, knownGpuEvent, sameFacts } from "../../domain/KnownGpu.ts"
@@ -24,6 +33,12 @@ import { ShardedIndex, type ShardedIndexEdit } from "./ShardedIndex.ts"
  *   between two nodes is two `moved` events, whichever node is read first, never `removed` + `added`.
  *   A reading older than the last one applied to its node is ignored, and a GPU that a newer reading
  *   placed on another node stays there.
+ * - Health: each GPU of a reading that reports its condition gets the verdict on it (`healthVerdict`,
+ *   under `health` thresholds). A known GPU whose verdict changes state or reasons gets a `health`
+ *   event with the new health and the state before (after its `moved` or `observed`, if any); a counter
+ *   that changes alone is kept, not reported. A GPU first seen has no `health` event (its `added`
+ *   carries the health), and neither has a GPU whose previous health is unknown (a reading or a store
+ *   that said nothing of it): unknown to known is no change of condition.
  * - `NodeReadFailed`: no events; the node keeps its GPUs.
  * - `NodeGone`: the node keeps its GPUs for `removalGraceMs`; a reading taken after the gone news
  *   cancels the removal (a restarted device-plugin pod), otherwise `tick` removes them once due.
@@ -78,7 +93,11 @@ export interface Transition {
 }
 
 /** The inventory's config as its rules apply it, with the cluster every record names. */
-export type InventoryRules = Pick<InventoryConfig, "reportIntervalMs" | "removalGraceMs"> & { readonly cluster: string }
+export type InventoryRules = Pick<InventoryConfig, "reportIntervalMs" | "removalGraceMs"> & {
+  readonly cluster: string
+  /** The limits of the health verdict; the published ones unless given. */
+  readonly health?: HealthThresholds
+}
 
 export const empty: Inventory = { nodes: ShardedIndex.empty(), locations: ShardedIndex.empty() }
 
@@ -114,6 +133,40 @@ const knownNode = (
     ...(lastRead === undefined ? {} : { lastRead }),
     ...(removal === undefined ? {} : { removal }),
   }
+}
+
+/** The GPU as the inventory keeps it: its health signals live in the verdict, not twice. */
+const withoutSignals = (gpu: Gpu): Gpu => {
+  if (gpu.health === undefined) return gpu
+  const { health: _signals, ...kept } = gpu
+  return kept
+}
+
+/**
+ * The verdicts of one reading, where equal verdicts are one frozen object: the one the GPU had when
+ * nothing changed, else one shared by the reading's GPUs in the same condition (most of a healthy node).
+ */
+const keptVerdicts = (
+  gpus: ReadonlyArray<Gpu>,
+  thresholds: HealthThresholds,
+  previous: (uuid: string) => GpuHealth | undefined,
+): ReadonlyMap<string, GpuHealth> => {
+  const verdicts = readingHealth(gpus, thresholds)
+  if (verdicts.size === 0) return verdicts
+  const kept = new Map<string, GpuHealth>()
+  const shared = new Map<string, GpuHealth>()
+  for (const [uuid, verdict] of verdicts) {
+    const before = previous(uuid)
+    if (before !== undefined && sameHealth(before, verdict)) {
+      kept.set(uuid, before)
+      continue
+    }
+    const key = JSON.stringify(verdict)
+    const same = shared.get(key) ?? Object.freeze(verdict)
+    shared.set(key, same)
+    kept.set(uuid, same)
+  }
+  return kept
 }
 
 const setNode = (nodes: ShardedIndexEdit<KnownNode>, name: string, entry: KnownNode | undefined): void => {
@@ -172,12 +225,22 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
   const locations = state.locations.edit()
   const here = new Map<string, KnownGpu>()
   const reported = new Set<string>()
+  const knownAs = (uuid: string): KnownGpu | undefined => {
+    const where = locations.get(uuid)
+    return where === undefined ? undefined : nodes.get(where)?.gpus.get(uuid)
+  }
+  const verdicts = keptVerdicts(
+    reading.gpus,
+    settings.health ?? defaultHealthThresholds,
+    (uuid) => knownAs(uuid)?.health,
+  )
 
   for (const gpu of reading.gpus) {
     if (reported.has(gpu.uuid)) continue
     reported.add(gpu.uuid)
+    const health = verdicts.get(gpu.uuid)
     const facts: GpuFacts = {
-      gpu,
+      gpu: withoutSignals(gpu),
       ...(reading.driverVersion === undefined ? {} : { driverVersion: reading.driverVersion }),
       ...(reading.cudaVersion === undefined ? {} : { cudaVersion: reading.cudaVersion }),
       ...(providerId === undefined ? {} : { providerId }),
@@ -190,12 +253,17 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
       ...(node.uid === undefined ? {} : { nodeUid: node.uid }),
       machine,
       pod,
+      ...(health === undefined ? {} : { health }),
       firstSeen,
       lastSeen: time,
       lastReported,
     })
     const where = locations.get(gpu.uuid)
     const known = where === undefined ? undefined : nodes.get(where)?.gpus.get(gpu.uuid)
+    const healthNews =
+      known?.health !== undefined && health !== undefined && healthChanged(known.health, health)
+        ? known.health.state
+        : undefined
     let next: KnownGpu
     let reportedNow = true
     if (known === undefined) {
@@ -225,9 +293,11 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
       )
       if (known.node !== node.name) dropGpu(nodes, known.node, gpu.uuid)
     } else {
-      reportedNow = !sameFacts(known, facts) || reportDue(known.lastReported, time, settings)
+      const factsChanged = !sameFacts(known, facts)
+      reportedNow = factsChanged || healthNews !== undefined || reportDue(known.lastReported, time, settings)
       next = located(known.firstSeen, reportedNow ? time : known.lastReported)
-      if (reportedNow)
+      // A health event re-affirms the GPU as well as an `observed` would.
+      if (factsChanged || (reportedNow && healthNews === undefined))
         events.push(
           knownGpuEvent({
             known: next,
@@ -238,6 +308,17 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
           }),
         )
     }
+    if (healthNews !== undefined)
+      events.push(
+        knownGpuEvent({
+          known: next,
+          event: "health",
+          cluster: settings.cluster,
+          time,
+          previousHealthState: healthNews,
+          reportIntervalMs: settings.reportIntervalMs,
+        }),
+      )
     if (reportedNow) changes.push(upsert(next))
     here.set(gpu.uuid, next)
     if (where !== node.name) locations.set(gpu.uuid, node.name)

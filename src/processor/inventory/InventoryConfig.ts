@@ -1,7 +1,8 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
 import { notNegative, SECOND, WEEK } from "../../config/SettingRules.ts"
-import { durationType, stringType } from "../../config/SettingType.ts"
+import { durationType, intType, stringType } from "../../config/SettingType.ts"
+import { defaultHealthThresholds, type HealthThresholds } from "../../domain/HealthVerdict.ts"
 
 /** The `inventory` processor's config (section `processors.inventory`). */
 export interface InventoryConfig {
@@ -15,6 +16,8 @@ export interface InventoryConfig {
    * keeps a store (`nats`: that exporter's KV bucket).
    */
   readonly store: string
+  /** The limits of the health verdict. */
+  readonly health: HealthThresholds
 }
 
 export const reportIntervalSetting: Setting<number> = {
@@ -66,12 +69,63 @@ export const storeSetting: Setting<string> = {
       : "inventory store must be memory, node-labels or the id of an exporter of the pipeline",
 }
 
+export const retiredPagesLimitSetting: Setting<number> = {
+  key: "healthRetiredPagesLimit",
+  env: "HEALTH_RETIRED_PAGES_LIMIT",
+  flag: "--health-retired-pages-limit",
+  type: intType,
+  default: defaultHealthThresholds.retiredPagesLimit,
+  secret: "none",
+  label: "health retired pages limit",
+  bounds: { min: 1, max: 4096 },
+  description:
+    "Retired pages (single-bit plus double-bit) at which a GPU is failed and RMA-eligible (retired-pages-limit); DCGM's limit is 63.",
+}
+
+export const remappedRowsLimitSetting: Setting<number> = {
+  key: "healthRemappedRowsLimit",
+  env: "HEALTH_REMAPPED_ROWS_LIMIT",
+  flag: "--health-remapped-rows-limit",
+  type: intType,
+  default: defaultHealthThresholds.remappedRowsLimit,
+  secret: "none",
+  label: "health remapped rows limit",
+  bounds: { min: 1, max: 65_536 },
+  description:
+    "Rows remapped for uncorrectable errors at which a GPU is failed and RMA-eligible (remapped-rows-limit); DCGM's limit is 512.",
+}
+
+export const volatileUncorrectableLimitSetting: Setting<number> = {
+  key: "healthVolatileUncorrectableLimit",
+  env: "HEALTH_VOLATILE_UNCORRECTABLE_LIMIT",
+  flag: "--health-volatile-uncorrectable-limit",
+  type: intType,
+  default: defaultHealthThresholds.volatileUncorrectableLimit,
+  secret: "none",
+  label: "health volatile uncorrectable limit",
+  bounds: { min: 0, max: 1_000_000 },
+  description:
+    "Volatile uncorrectable ECC errors (since the driver loaded) above which a GPU is degraded (ecc-volatile-uncorrectable); 0: any.",
+}
+
 /** The processor's settings, in the order of the configuration reference. */
 export const inventorySettings: ComponentSettings<InventoryConfig> = {
-  settings: [reportIntervalSetting, removalGraceSetting, storeSetting],
+  settings: [
+    reportIntervalSetting,
+    removalGraceSetting,
+    storeSetting,
+    retiredPagesLimitSetting,
+    remappedRowsLimitSetting,
+    volatileUncorrectableLimitSetting,
+  ],
   build: (values) => ({
     reportIntervalMs: values.require(reportIntervalSetting),
     removalGraceMs: values.require(removalGraceSetting),
     store: values.require(storeSetting),
+    health: {
+      retiredPagesLimit: values.require(retiredPagesLimitSetting),
+      remappedRowsLimit: values.require(remappedRowsLimitSetting),
+      volatileUncorrectableLimit: values.require(volatileUncorrectableLimitSetting),
+    },
   }),
 }

@@ -291,6 +291,7 @@ export const factory: ComponentFactory<
           cluster: settings.clusterName,
           reportIntervalMs: config.reportIntervalMs,
           removalGraceMs: config.removalGraceMs,
+          health: config.health,
         },
         sink: consumer.export,
         store,
