@@ -15,25 +15,26 @@ export const gaugeCollection = (
   scope: string,
   descriptor: MetricDescriptor,
   dataPoints: Array<DataPoint<number>>,
-): CollectionResult => ({
-  resourceMetrics: {
-    resource: emptyResource(),
-    scopeMetrics:
-      dataPoints.length === 0
-        ? []
-        : [
-            {
-              scope: { name: scope },
-              metrics: [
-                {
-                  descriptor,
-                  aggregationTemporality: AggregationTemporality.CUMULATIVE,
-                  dataPointType: DataPointType.GAUGE,
-                  dataPoints,
-                },
-              ],
-            },
-          ],
-  },
-  errors: [],
-})
+): CollectionResult => gaugesCollection(scope, [{ descriptor, dataPoints }])
+
+/** One collection of several gauges built by hand, in the order given; those without a data point are left out. */
+export const gaugesCollection = (
+  scope: string,
+  gauges: ReadonlyArray<{ readonly descriptor: MetricDescriptor; readonly dataPoints: Array<DataPoint<number>> }>,
+): CollectionResult => {
+  const metrics = gauges
+    .filter((gauge) => gauge.dataPoints.length > 0)
+    .map(({ descriptor, dataPoints }) => ({
+      descriptor,
+      aggregationTemporality: AggregationTemporality.CUMULATIVE as const,
+      dataPointType: DataPointType.GAUGE as const,
+      dataPoints,
+    }))
+  return {
+    resourceMetrics: {
+      resource: emptyResource(),
+      scopeMetrics: metrics.length === 0 ? [] : [{ scope: { name: scope }, metrics }],
+    },
+    errors: [],
+  }
+}

@@ -1,8 +1,11 @@
 import type { GpuRecord } from "../domain/GpuRecord.ts"
 import { chassisOf, type KnownGpu } from "../domain/KnownGpu.ts"
 
-/** The record fields `gpu_serials_gpu_info` is made of. */
-export type GpuInfoFields = Pick<GpuRecord, "cluster" | "node" | "uuid" | "gpu" | "chassis" | "product" | "pciBusId">
+/** The record fields the per-GPU series are made of: `gpu_serials_gpu_info`'s labels, and the health ones' state. */
+export type GpuInfoFields = Pick<
+  GpuRecord,
+  "cluster" | "node" | "uuid" | "gpu" | "chassis" | "product" | "pciBusId" | "health"
+>
 
 /**
  * The labels of one `gpu_serials_gpu_info` series: dcgm-exporter's own label names and spellings
@@ -65,7 +68,7 @@ export const gpuInfoLabels = (record: GpuInfoFields): GpuInfoLabels => ({
   cluster: record.cluster,
 })
 
-/** The record fields of a known GPU that `gpu_serials_gpu_info` labels it with. */
+/** The record fields of a known GPU that its per-GPU series are made of. */
 export const knownGpuInfoFields = (known: KnownGpu, cluster: string): GpuInfoFields => ({
   cluster,
   node: known.node,
@@ -74,4 +77,5 @@ export const knownGpuInfoFields = (known: KnownGpu, cluster: string): GpuInfoFie
   chassis: chassisOf(known),
   ...(known.gpu.product === undefined ? {} : { product: known.gpu.product }),
   ...(known.gpu.pciBusId === undefined ? {} : { pciBusId: known.gpu.pciBusId }),
+  ...(known.health === undefined ? {} : { health: known.health }),
 })

@@ -26,7 +26,7 @@ const descriptor = {
 } as const
 
 /** A label value in the text exposition format: backslash, double quote and line feed escaped. */
-const escapeLabelValue = (value: string): string =>
+export const escapeLabelValue = (value: string): string =>
   /[\\"\n]/.test(value) ? value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : value
 
 /** The sample line of one GPU, as one flat string (no rope of the pieces kept alive in the cache). */

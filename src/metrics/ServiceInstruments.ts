@@ -5,6 +5,7 @@ import type * as Scope from "effect/Scope"
 import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import type { ExporterStats } from "../pipeline/Exporter.ts"
 import { BoundedLabel } from "./BoundedLabel.ts"
+import { GpuHealthMetric, gpuHealthMetricNames } from "./GpuHealthMetric.ts"
 import { GpuInfoMetric, gpuInfoMetricName } from "./GpuInfoMetric.ts"
 import { ServiceMeter, type ServiceMeterOptions, serviceName } from "./ServiceMeter.ts"
 import {
@@ -41,6 +42,10 @@ export const metricNames = {
   nodeLabelValuesSkipped: "gpu_serials_node_label_values_skipped_total",
   nodesToLabel: "gpu_serials_node_label_queue_depth",
   gpuInfo: gpuInfoMetricName,
+  gpuHealth: gpuHealthMetricNames.health,
+  gpuHealthReason: gpuHealthMetricNames.reason,
+  gpuRmaEligible: gpuHealthMetricNames.rmaEligible,
+  gpusByHealth: gpuHealthMetricNames.byHealth,
 } as const
 
 export interface ServiceMetricsOptions {
@@ -89,7 +94,8 @@ const nonNegative = (value: number): number => (Number.isFinite(value) && value 
 /**
  * `ServiceMetrics` on the service's OpenTelemetry meter. Synchronous instruments count what happens;
  * observable ones read the latest exporter stats, the work queue and the inventory at collection time;
- * `gpu_serials_gpu_info` is a producer read with them (see `GpuInfoMetric`).
+ * `gpu_serials_gpu_info` and the GPUs' health are producers read with them (see `GpuInfoMetric` and
+ * `GpuHealthMetric`).
  */
 export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMetrics, never, ServiceMeter> =>
   Layer.effect(
@@ -207,6 +213,9 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
       }
       const gpuInfo = new GpuInfoMetric()
       if (options.gpuInfo !== false) yield* serviceMeter.addProducer(gpuInfo)
+      // Health is what a fleet owner pages on: it stays when the info metric is turned off.
+      const gpuHealth = new GpuHealthMetric()
+      yield* serviceMeter.addProducer(gpuHealth)
 
       /** `source` feeds its gauge until the scope closes; then the gauge reads idle, unless another source replaced it. */
       const registered = <K extends keyof GaugeSources>(
@@ -325,8 +334,15 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         observeInventory: (snapshot) => registered("inventory", snapshot),
         observeGpus: (source) =>
           Effect.acquireRelease(
-            Effect.sync(() => gpuInfo.observe(source)),
-            () => Effect.sync(() => gpuInfo.forget(source)),
+            Effect.sync(() => {
+              gpuInfo.observe(source)
+              gpuHealth.observe(source)
+            }),
+            () =>
+              Effect.sync(() => {
+                gpuInfo.forget(source)
+                gpuHealth.forget(source)
+              }),
           ),
         exporterStats: (stats) =>
           Effect.sync(() => {

@@ -30,8 +30,9 @@ export interface InventorySnapshot {
 
 /**
  * The service's own metrics (PRODUCT.md §8): one set of instruments for /metrics (Prometheus text) and
- * OTLP. Every label value is bounded — no pod or node names — except those of `gpu_serials_gpu_info`,
- * one series per GPU by design (and turned off by a setting). Recording never fails and never blocks.
+ * OTLP. Every label value is bounded — no pod or node names — except those of `gpu_serials_gpu_info`
+ * (turned off by a setting) and of the GPUs' health series, one series per GPU by design. Recording
+ * never fails and never blocks.
  *
  * A gauge's source is read while the scope that registered it is open: the component that owns it
  * registers it, and when the component stops (a leader's term ends) the gauge reads as idle again
@@ -64,7 +65,10 @@ export class ServiceMetrics extends Context.Service<
     readonly observeFailingNodes: (byKind: () => ReadonlyMap<string, number>) => Effect.Effect<void, never, Scope.Scope>
     /** Registers the source of the GPUs/nodes known gauges. */
     readonly observeInventory: (snapshot: () => InventorySnapshot) => Effect.Effect<void, never, Scope.Scope>
-    /** Registers the GPUs `gpu_serials_gpu_info` reports, one series each (when the service has it on). */
+    /**
+     * Registers the GPUs `gpu_serials_gpu_info` reports, one series each (when the service has it on), and
+     * whose health the health metrics report (those whose fields carry health).
+     */
     readonly observeGpus: <T extends object>(source: GpuInfoSource<T>) => Effect.Effect<void, never, Scope.Scope>
     /** Latest exporter counters by exporter id; the service refreshes them periodically. */
     readonly exporterStats: (stats: Readonly<Record<string, ExporterStats>>) => Effect.Effect<void>

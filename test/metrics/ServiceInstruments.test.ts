@@ -104,6 +104,7 @@ const allowedLabels = new Set([
   "resource",
   "leading",
   "le",
+  "state",
 ])
 
 describe("ServiceInstruments", () => {
