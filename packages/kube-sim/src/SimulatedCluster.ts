@@ -24,10 +24,12 @@ import { ExecLog, type ExecSession } from "./exec/ExecLog.ts"
 import { PodExec } from "./exec/PodExec.ts"
 import { DriverFaults } from "./faults/DriverFaults.ts"
 import { FaultPlan, type FaultRates, type ScriptedFault } from "./faults/FaultPlan.ts"
+import { HealthFaults } from "./faults/HealthFaults.ts"
 import { writeKubeconfig } from "./Kubeconfig.ts"
 import { ClusterLedger } from "./ledger/ClusterLedger.ts"
 import type { GpuHistory, GpuWhereabouts } from "./ledger/FleetTruth.ts"
 import type { LedgerEntry } from "./ledger/LedgerEntry.ts"
+import { type TrueHealthState, trueHealthState } from "./ledger/TrueHealth.ts"
 import { defaultExecLatency, defaultPodTimings, type SimulatedClusterOptions } from "./SimulatedClusterOptions.ts"
 
 /** One GPU as the simulated host has it now: what the service should end up reporting. */
@@ -40,6 +42,8 @@ export interface SimulatedGpuView {
   readonly moduleId: number
   readonly migMode: "Enabled" | "Disabled" | "N/A"
   readonly chassisSerial: string | undefined
+  /** The health its board's condition amounts to now (the ledger's truth). */
+  readonly health: TrueHealthState
 }
 
 export interface SimulatedNodeView {
@@ -75,7 +79,7 @@ export interface SimulatedClient {
 export interface FaultControl {
   inject(fault: ScriptedFault): void
   setRates(rates: Partial<FaultRates>): void
-  /** Disarms scripted faults, sets every rate to zero and repairs the drivers that faults broke. */
+  /** Disarms scripted faults, sets every rate to zero and repairs the drivers and GPU boards that faults broke. */
   clear(): void
   /** Resets the connections of open watches (of one resource, or all); returns how many. */
   dropWatches(resource?: string): number
@@ -340,10 +344,22 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     churnRandom,
   )
   const driverFaults = new DriverFaults({ fleet, random: root.fork("driver-faults"), setFailure })
+  const healthFaults = new HealthFaults({
+    fleet,
+    random: root.fork("health-faults"),
+    setCondition: (host, identity, condition) => {
+      const before = trueHealthState(identity.condition)
+      identity.condition = condition
+      host.generation++
+      const after = trueHealthState(condition)
+      if (after !== before) ledger.healthChanged(host, identity.uuid, before, after)
+    },
+  })
   const faultTicker = setInterval(() => {
     const rates = faults.currentRates
     openWatches.dropRandomly(rates.watchDropPerSecond, () => watchRandom.next())
     driverFaults.tick(rates.driverFailuresPerMinute, rates.driverFailureSeconds, now().getTime())
+    healthFaults.tick(rates.healthFaultsPerGpuMinute, rates.healthStageSeconds, now().getTime())
   }, 1000)
   faultTicker.unref()
 
@@ -380,6 +396,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       clear: () => {
         faults.clear()
         driverFaults.repairAll()
+        healthFaults.repairAll()
       },
       dropWatches: (resource) => openWatches.drop(resource),
       stallWatches: (resource) => openWatches.stall(resource),
@@ -452,6 +469,7 @@ const nodeView = (host: SimulatedHost, pod: string | undefined): SimulatedNodeVi
       moduleId: gpu.slot.moduleId,
       migMode: migCapable ? (gpu.identity.migProfiles.length > 0 ? "Enabled" : "Disabled") : "N/A",
       chassisSerial: host.rack?.chassisSerial,
+      health: trueHealthState(gpu.identity.condition),
     })),
   }
 }

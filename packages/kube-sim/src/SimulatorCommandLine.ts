@@ -33,6 +33,8 @@ Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1, writes its kube
   --fault-exec-garbage P      probability per exec of garbage output
   --fault-driver-failures R   drivers failing per minute, each on a healthy node
   --fault-driver-failure-time D  how long such a driver stays broken (default 20s)
+  --fault-health R            share of healthy GPUs per minute that turn degraded or failed (0 to 1)
+  --fault-health-stage-time D least time each step of such a fault lasts (default 20s)
   --churn-pod-restarts R      device-plugin pod restarts per minute
   --churn-node-joins R        node joins per minute
   --churn-node-leaves R       node removals per minute
@@ -62,6 +64,7 @@ const numberFlags = [
   "fault-exec-truncate",
   "fault-exec-garbage",
   "fault-driver-failures",
+  "fault-health",
   "churn-pod-restarts",
   "churn-node-joins",
   "churn-node-leaves",
@@ -80,6 +83,7 @@ const textFlags = [
   "bookmark-interval",
   "watch-timeout",
   "fault-driver-failure-time",
+  "fault-health-stage-time",
   "ledger",
 ] as const
 
@@ -138,6 +142,9 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
   if (driverFailures !== undefined) faults.driverFailuresPerMinute = driverFailures
   const driverFailureTime = duration("fault-driver-failure-time")
   if (driverFailureTime !== undefined) faults.driverFailureSeconds = driverFailureTime / 1000
+  setFault("fault-health", "healthFaultsPerGpuMinute")
+  const healthStageTime = duration("fault-health-stage-time")
+  if (healthStageTime !== undefined) faults.healthStageSeconds = healthStageTime / 1000
   const churn: Partial<Record<keyof ChurnRates, number>> = {}
   const setChurn = (flag: string, key: keyof ChurnRates) => {
     const value = number(flag)

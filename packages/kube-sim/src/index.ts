@@ -9,10 +9,11 @@ export type { PodTimings } from "./cluster/DevicePluginDaemonSet.ts"
 export type { ExecLatency } from "./exec/ExecLatency.ts"
 export type { ExecSession } from "./exec/ExecLog.ts"
 export type { FaultRates, ScriptedFault } from "./faults/FaultPlan.ts"
-export type { GpuHistory, GpuStay, GpuWhereabouts } from "./ledger/FleetTruth.ts"
+export type { GpuHistory, GpuStay, GpuWhereabouts, HealthStay } from "./ledger/FleetTruth.ts"
 export { FleetTruth } from "./ledger/FleetTruth.ts"
 export type { LedgerEntry, LedgerEntryKind, PlacementCause } from "./ledger/LedgerEntry.ts"
 export { ledgerLine, parseLedger } from "./ledger/LedgerJsonl.ts"
+export type { TrueHealthState } from "./ledger/TrueHealth.ts"
 export type {
   AccessControl,
   ChurnControl,

@@ -27,6 +27,10 @@ describe("the simulator's command line", () => {
         "2",
         "--fault-driver-failure-time",
         "30s",
+        "--fault-health",
+        "0.2",
+        "--fault-health-stage-time",
+        "10s",
       ]),
     ).toEqual({
       help: false,
@@ -36,7 +40,13 @@ describe("the simulator's command line", () => {
         kubeconfigPath: "/tmp/x",
         execLatency: { kind: "fixed", ms: 200 },
         modelMix: { "h100-hgx": 3, t4: 1 },
-        faults: { throttle: 0.01, driverFailuresPerMinute: 2, driverFailureSeconds: 30 },
+        faults: {
+          throttle: 0.01,
+          driverFailuresPerMinute: 2,
+          driverFailureSeconds: 30,
+          healthFaultsPerGpuMinute: 0.2,
+          healthStageSeconds: 10,
+        },
         churn: { podRestartsPerMinute: 30 },
         bookmarkIntervalMs: 5000,
         ledgerPath: "/tmp/ledger.jsonl",
@@ -47,6 +57,7 @@ describe("the simulator's command line", () => {
   it.each([
     [["--nodes", "-1"], /--nodes/],
     [["--fault-exec-hang", "2"], /probability/],
+    [["--fault-health", "1.5"], /--fault-health/],
     [["--model-mix", "h200=1"], /unknown model "h200"/],
     [["--exec-latency", "fast"], /--exec-latency/],
     [["--verbose"], /Unknown option/],

@@ -1,5 +1,6 @@
 import { type CloudName, type NodePool, newMachine, newNodePool } from "./CloudMachine.ts"
 import { type DriverRelease, releasesOf } from "./DriverRelease.ts"
+import { healthyCondition } from "./GpuCondition.ts"
 import { type FleetModelName, fleetModelNames, type GpuModel, gpuModels, type ModelName } from "./GpuModel.ts"
 import { SeededRandom } from "./SeededRandom.ts"
 import {
@@ -231,7 +232,15 @@ export class Fleet {
     })
     const fabricGuid =
       model.name === "gb200-nvl72" ? `0x${random.hex(16)}` : model.nvswitchFabric ? "0x0000000000000000" : "N/A"
-    return { uuid, serial, fabricGuid, migProfiles, migUuids, variance: random.int(0, 9999) }
+    return {
+      uuid,
+      serial,
+      fabricGuid,
+      migProfiles,
+      migUuids,
+      variance: random.int(0, 9999),
+      condition: healthyCondition,
+    }
   }
 
   private boardSerial(model: GpuModel, cloud: CloudName): string {

@@ -1,5 +1,6 @@
 import type { CloudMachine, NodePool } from "./CloudMachine.ts"
 import type { DriverRelease } from "./DriverRelease.ts"
+import type { GpuCondition } from "./GpuCondition.ts"
 import type { FleetModelName, GpuModel } from "./GpuModel.ts"
 
 /** How a host's driver can be broken, each with the output real nvidia-smi gives for it. */
@@ -17,6 +18,8 @@ export interface GpuIdentity {
   readonly migUuids: ReadonlyArray<string>
   /** Per-board spread for temperatures, power and memory use, so boards do not all read alike. */
   readonly variance: number
+  /** What the board's memory, link and fabric report now; health faults change it, a reset restores it. */
+  condition: GpuCondition
 }
 
 /** Where a GPU sits in its host: fixed by the board design, not by the GPU. */

@@ -23,6 +23,10 @@ export interface FaultRates {
   readonly driverFailuresPerMinute: number
   /** How long a driver failed this way stays broken before it is repaired. */
   readonly driverFailureSeconds: number
+  /** Share of healthy GPUs per minute on which a health fault starts (degraded or failed, then reset). */
+  readonly healthFaultsPerGpuMinute: number
+  /** The least time each step of a health fault lasts (it lasts up to half as long again). */
+  readonly healthStageSeconds: number
 }
 
 export const noFaults: FaultRates = {
@@ -36,6 +40,8 @@ export const noFaults: FaultRates = {
   execGarbage: 0,
   driverFailuresPerMinute: 0,
   driverFailureSeconds: 20,
+  healthFaultsPerGpuMinute: 0,
+  healthStageSeconds: 20,
 }
 
 /** Which API requests a scripted fault applies to; every given field must match. */

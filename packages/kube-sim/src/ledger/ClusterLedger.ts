@@ -9,6 +9,7 @@ import { fatalFailure, lostGpuIndex } from "../nvidia-smi/DriverFailureOutput.ts
 import { FleetTruth, type GpuHistory, type GpuWhereabouts } from "./FleetTruth.ts"
 import type { LedgerEntry, LedgerFact, PlacementCause } from "./LedgerEntry.ts"
 import { ledgerLine } from "./LedgerJsonl.ts"
+import type { TrueHealthState } from "./TrueHealth.ts"
 
 export interface ClusterLedgerOptions {
   readonly store: ResourceStore
@@ -84,6 +85,11 @@ export class ClusterLedger {
     const node = host.machine.nodeName
     if (host.failure === undefined) this.record({ entry: "driver-repaired", node })
     else this.record({ entry: "driver-failed", node, failure: host.failure, unreadable: hiddenGpus(host) })
+  }
+
+  /** Records that a GPU's health changed, on the node it is on. */
+  healthChanged(host: SimulatedHost, uuid: string, from: TrueHealthState, to: TrueHealthState): void {
+    this.record({ entry: "gpu-health", uuid, node: host.machine.nodeName, from, to })
   }
 
   /** Every entry so far, oldest first. */

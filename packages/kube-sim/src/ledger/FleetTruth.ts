@@ -1,4 +1,5 @@
 import type { LedgerEntry } from "./LedgerEntry.ts"
+import type { TrueHealthState } from "./TrueHealth.ts"
 
 /** A time a GPU spent on one node: from its placement until the next one, or until it left with its node. */
 export interface GpuStay {
@@ -11,12 +12,23 @@ export interface GpuStay {
   readonly to?: number
 }
 
+/** A time a GPU's board spent in one health state, wherever it was. */
+export interface HealthStay {
+  readonly state: TrueHealthState
+  /** Milliseconds since the epoch. */
+  readonly from: number
+  /** Absent while it lasts (or, for a GPU gone from the cluster, its state when it left). */
+  readonly to?: number
+}
+
 /** Everything the ledger says about one GPU. */
 export interface GpuHistory {
   readonly uuid: string
   readonly serial: string
   /** Oldest first; consecutive stays meet (one's `to` is the next one's `from`). */
   readonly stays: ReadonlyArray<GpuStay>
+  /** Its health from its first placement, oldest first; consecutive health stays meet and differ. */
+  readonly health: ReadonlyArray<HealthStay>
   /** When the GPU left the cluster (its node was deleted); absent while it is in the cluster. */
   readonly goneAt?: number
 }
@@ -37,6 +49,7 @@ interface MutableHistory {
   readonly uuid: string
   serial: string
   stays: Array<GpuStay>
+  health: Array<HealthStay>
   goneAt?: number
 }
 
@@ -69,7 +82,12 @@ export class FleetTruth {
         this.hidden.delete(entry.node)
         return
       case "gpu-placed": {
-        const history = this.histories.get(entry.uuid) ?? { uuid: entry.uuid, serial: entry.serial, stays: [] }
+        const history = this.histories.get(entry.uuid) ?? {
+          uuid: entry.uuid,
+          serial: entry.serial,
+          stays: [],
+          health: [{ state: "ok", from: time }],
+        }
         this.histories.set(entry.uuid, history)
         history.serial = entry.serial
         this.endStay(history, time)
@@ -90,6 +108,14 @@ export class FleetTruth {
       case "driver-repaired":
         this.hidden.delete(entry.node)
         return
+      case "gpu-health": {
+        const history = this.histories.get(entry.uuid)
+        if (history === undefined) return
+        const last = history.health.at(-1)
+        if (last !== undefined) history.health[history.health.length - 1] = { ...last, to: time }
+        history.health.push({ state: entry.to, from: time })
+        return
+      }
       default:
         return
     }

@@ -1,4 +1,5 @@
 import type { DriverFailure } from "../catalog/SimulatedHost.ts"
+import type { TrueHealthState } from "./TrueHealth.ts"
 
 /** What every entry of the ledger carries: its order, when it happened and the cluster's resourceVersion then. */
 interface Stamp {
@@ -56,6 +57,15 @@ export type LedgerEntry = Stamp &
         readonly unreadable: ReadonlyArray<string>
       }
     | { readonly entry: "driver-repaired"; readonly node: string }
+    /** The health a GPU's board condition amounts to changed (it is `ok` from its first placement until the first). */
+    | {
+        readonly entry: "gpu-health"
+        readonly uuid: string
+        /** The node the GPU is on when it changes. */
+        readonly node: string
+        readonly from: TrueHealthState
+        readonly to: TrueHealthState
+      }
   )
 
 export type LedgerEntryKind = LedgerEntry["entry"]
@@ -72,6 +82,7 @@ export const ledgerEntryKinds: ReadonlyArray<LedgerEntryKind> = [
   "gpu-gone",
   "driver-failed",
   "driver-repaired",
+  "gpu-health",
 ]
 
 /** Distributes over the union, so an entry can be built without its stamp. */

@@ -16,7 +16,10 @@ const textFields: Readonly<Record<LedgerEntryKind, ReadonlyArray<string>>> = {
   "gpu-gone": ["uuid", "node"],
   "driver-failed": ["node", "failure"],
   "driver-repaired": ["node"],
+  "gpu-health": ["uuid", "node", "from", "to"],
 }
+
+const healthStates: ReadonlyArray<unknown> = ["ok", "degraded", "failed"]
 
 const isKind = (value: unknown): value is LedgerEntryKind =>
   typeof value === "string" && (ledgerEntryKinds as ReadonlyArray<string>).includes(value)
@@ -47,6 +50,8 @@ export const parseLedger = (text: string): ReadonlyArray<LedgerEntry> => {
       if (typeof fields[field] !== "string") throw problem(`${fields.entry} needs ${field} as a string`)
     if (fields.entry === "driver-failed" && !Array.isArray(fields.unreadable))
       throw problem("driver-failed needs unreadable as a list")
+    if (fields.entry === "gpu-health" && !(healthStates.includes(fields.from) && healthStates.includes(fields.to)))
+      throw problem("gpu-health needs from and to among ok, degraded, failed")
     entries.push(value as LedgerEntry)
   }
   return entries

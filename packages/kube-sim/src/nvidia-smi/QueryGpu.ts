@@ -1,7 +1,9 @@
 import { isAtLeast } from "../catalog/DriverRelease.ts"
+import { maxLinkWidth } from "../catalog/GpuCondition.ts"
 import type { HostGpu, SimulatedHost } from "../catalog/SimulatedHost.ts"
 import { featuresOf } from "./DriverFeatures.ts"
 import { readingsOf } from "./GpuReadings.ts"
+import { fabricStatus, reportsRemappedRows, reportsRetiredPages, resetStatus } from "./HealthFields.ts"
 import { queryTimestamp } from "./ReportTimestamp.ts"
 
 interface FieldContext {
@@ -15,6 +17,8 @@ interface QueryField {
   readonly unit?: string
   /** First driver release that knows the field; older ones reject it. */
   readonly since?: string
+  /** First driver release that no longer knows the field. */
+  readonly until?: string
   readonly value: (context: FieldContext) => string
 }
 
@@ -46,6 +50,46 @@ const eventReasonFields = (prefix: string): Record<string, QueryField> => ({
   [`${prefix}.gpu_idle`]: { value: () => "Active" },
   ...Object.fromEntries(eventReasonNames.map((name) => [`${prefix}.${name}`, { value: () => "Not Active" }])),
 })
+
+const remappedRows = (value: (context: FieldContext) => string) => (context: FieldContext) =>
+  reportsRemappedRows(context.host.model, context.gpu.identity.migProfiles.length > 0) === undefined
+    ? notAvailable
+    : value(context)
+
+const retiredPages = (value: (context: FieldContext) => string) => (context: FieldContext) =>
+  reportsRetiredPages(context.host.model) ? value(context) : notAvailable
+
+const yesNo = (flag: boolean) => (flag ? "Yes" : "No")
+
+/** ECC error totals; every uncorrectable error of a simulated board is in device memory (DRAM). */
+const eccCount = (count: (context: FieldContext) => number) => (context: FieldContext) =>
+  context.host.model.ecc ? String(count(context)) : notAvailable
+
+const eccFields: Record<string, QueryField> = Object.fromEntries(
+  (["volatile", "aggregate"] as const).flatMap((scope) => {
+    const uncorrected = ({ gpu }: FieldContext) =>
+      scope === "volatile"
+        ? gpu.identity.condition.volatileUncorrectable
+        : gpu.identity.condition.aggregateUncorrectable
+    return [
+      [`ecc.errors.corrected.${scope}.total`, { value: eccCount(() => 0) }],
+      [`ecc.errors.corrected.${scope}.dram`, { value: eccCount(() => 0) }],
+      [`ecc.errors.corrected.${scope}.sram`, { value: eccCount(() => 0) }],
+      [`ecc.errors.uncorrected.${scope}.total`, { value: eccCount(uncorrected) }],
+      [`ecc.errors.uncorrected.${scope}.dram`, { value: eccCount(uncorrected) }],
+      [`ecc.errors.uncorrected.${scope}.sram`, { value: eccCount(() => 0) }],
+    ]
+  }),
+)
+
+/** `gpu_recovery_action` as the driver writes it. */
+const recoveryActionText = {
+  none: "None",
+  reset: "Reset",
+  reboot: "Reboot",
+  "drain-p2p": "Drain P2P",
+  "drain-and-reset": "Drain and Reset",
+} as const
 
 const migNotAvailable = ({ gpu }: FieldContext) => (gpu.identity.migProfiles.length > 0 ? notAvailable : "0 %")
 
@@ -102,7 +146,14 @@ const fields: Readonly<Record<string, QueryField>> = {
     value: ({ host }) => (host.model.architecture === "Blackwell" ? "Enabled" : notAvailable),
   },
   "fabric.state": { since: "550", value: ({ host }) => (host.model.nvswitchFabric ? "Completed" : notAvailable) },
-  "fabric.status": { since: "550", value: ({ host }) => (host.model.nvswitchFabric ? "Success" : notAvailable) },
+  "fabric.status": {
+    since: "550",
+    value: ({ host, gpu }) => orNotAvailable(fabricStatus(host.model, gpu.identity.condition).status),
+  },
+  "fabric.health.summary": {
+    since: "580",
+    value: ({ host, gpu }) => orNotAvailable(fabricStatus(host.model, gpu.identity.condition).summary),
+  },
   "fabric.cliqueId": {
     since: "550",
     value: ({ host }) =>
@@ -117,21 +168,18 @@ const fields: Readonly<Record<string, QueryField>> = {
           ? "00000000-0000-0000-0000-000000000000"
           : notAvailable,
   },
-  "retired_pages.single_bit_ecc.count": {
-    value: ({ host }) => (host.model.architecture === "Turing" ? "0" : notAvailable),
-  },
+  "retired_pages.single_bit_ecc.count": { value: retiredPages(() => "0") },
   "retired_pages.double_bit.count": {
-    value: ({ host }) => (host.model.architecture === "Turing" ? "0" : notAvailable),
+    value: retiredPages(({ gpu }) => String(gpu.identity.condition.retiredDoubleBit)),
   },
-  "retired_pages.pending": { value: ({ host }) => (host.model.architecture === "Turing" ? "No" : notAvailable) },
-  "remapped_rows.correctable": {
-    value: ({ host }) => (host.model.remappedRowsBanks === undefined ? notAvailable : "0"),
-  },
+  "retired_pages.pending": { value: retiredPages(({ gpu }) => yesNo(gpu.identity.condition.retirementPending)) },
+  "remapped_rows.correctable": { value: remappedRows(() => "0") },
   "remapped_rows.uncorrectable": {
-    value: ({ host }) => (host.model.remappedRowsBanks === undefined ? notAvailable : "0"),
+    value: remappedRows(({ gpu }) => String(gpu.identity.condition.remappedUncorrectable)),
   },
-  "remapped_rows.pending": { value: ({ host }) => (host.model.remappedRowsBanks === undefined ? notAvailable : "No") },
-  "remapped_rows.failure": { value: ({ host }) => (host.model.remappedRowsBanks === undefined ? notAvailable : "No") },
+  "remapped_rows.pending": { value: remappedRows(({ gpu }) => yesNo(gpu.identity.condition.remapPending)) },
+  "remapped_rows.failure": { value: remappedRows(({ gpu }) => yesNo(gpu.identity.condition.remapFailure)) },
+  ...eccFields,
   "protected_memory.total": { unit: "MiB", value: () => "0 MiB" },
   "protected_memory.used": { unit: "MiB", value: () => "0 MiB" },
   "protected_memory.free": { unit: "MiB", value: () => "0 MiB" },
@@ -153,8 +201,8 @@ const fields: Readonly<Record<string, QueryField>> = {
   "pcie.link.gen.max": {
     value: ({ host }) => String(Math.min(host.model.pcieGeneration, host.model.hostPcieGeneration)),
   },
-  "pcie.link.width.current": { value: () => "16" },
-  "pcie.link.width.max": { value: () => "16" },
+  "pcie.link.width.current": { value: ({ gpu }) => String(gpu.identity.condition.linkWidth) },
+  "pcie.link.width.max": { value: () => String(maxLinkWidth) },
   index: { value: ({ gpu }) => String(gpu.slot.index) },
   display_mode: { value: () => "Enabled" },
   display_active: { value: () => "Disabled" },
@@ -217,7 +265,18 @@ const fields: Readonly<Record<string, QueryField>> = {
   "clocks.max.memory": { unit: "MHz", value: ({ host }) => `${host.model.maxMemoryMHz} MHz` },
   "mig.mode.current": { value: migMode },
   "mig.mode.pending": { value: migMode },
-  gpu_recovery_action: { since: "570", value: () => "None" },
+  gpu_recovery_action: {
+    since: "570",
+    value: ({ gpu }) => recoveryActionText[gpu.identity.condition.recoveryAction],
+  },
+  "reset_status.reset_required": {
+    until: "580",
+    value: ({ host, gpu }) => resetStatus(host.model, gpu.identity.condition).resetRequired,
+  },
+  "reset_status.drain_and_reset_recommended": {
+    until: "580",
+    value: ({ host, gpu }) => orNotAvailable(resetStatus(host.model, gpu.identity.condition).drainAndResetRecommended),
+  },
   "platform.chassis_serial_number": { since: "570", value: ({ host }) => orNotAvailable(host.rack?.chassisSerial) },
   "platform.slot_number": { since: "570", value: ({ host }) => orNotAvailable(host.rack?.slotNumber) },
   "platform.tray_index": { since: "570", value: ({ host }) => orNotAvailable(host.rack?.trayIndex) },
@@ -243,6 +302,10 @@ const aliases: Readonly<Record<string, string>> = {
   "clocks.max.mem": "clocks.max.memory",
   "power.draw.instant": "power.draw",
   "clocks.video": "clocks.current.video",
+  "retired_pages.sbe": "retired_pages.single_bit_ecc.count",
+  "retired_pages.dbe": "retired_pages.double_bit.count",
+  "remapped_rows.sbe": "remapped_rows.correctable",
+  "remapped_rows.dbe": "remapped_rows.uncorrectable",
 }
 
 export interface CsvFormat {
@@ -255,7 +318,7 @@ export type QueryOutcome = { readonly csv: string } | { readonly invalidField: s
 /**
  * `--query-gpu=<fields> --format=csv[,noheader][,nounits]`: one CSV line per GPU with the fields in the
  * order asked, `[N/A]` where a GPU has no value. A field the driver does not know (every `platform.*`
- * field before 570) rejects the whole query, as the real tool does.
+ * field before 570, `reset_status.*` from 580) rejects the whole query, as the real tool does.
  */
 export const queryGpu = (
   host: SimulatedHost,
@@ -267,7 +330,11 @@ export const queryGpu = (
   const resolved: QueryField[] = []
   for (const name of requested) {
     const field = fields[aliases[name] ?? name]
-    if (field === undefined || (field.since !== undefined && !isAtLeast(host.driver.version, field.since)))
+    if (
+      field === undefined ||
+      (field.since !== undefined && !isAtLeast(host.driver.version, field.since)) ||
+      (field.until !== undefined && isAtLeast(host.driver.version, field.until))
+    )
       return { invalidField: name }
     resolved.push(field)
   }

@@ -1,3 +1,4 @@
+import { conditionKey, type GpuCondition, maxLinkWidth } from "../catalog/GpuCondition.ts"
 import type { GpuModel } from "../catalog/GpuModel.ts"
 import { migProfiles } from "../catalog/GpuModel.ts"
 import type { HostGpu, SimulatedHost } from "../catalog/SimulatedHost.ts"
@@ -5,6 +6,7 @@ import type { ProcessOutput } from "../cluster/ProcessOutput.ts"
 import { type DriverFeatures, featuresOf } from "./DriverFeatures.ts"
 import { type GpuFacts, gpuFactNames, gpuFactsOf } from "./GpuFacts.ts"
 import { wattsText } from "./GpuReadings.ts"
+import { fabricStatus, reportsRemappedRows, reportsRetiredPages, resetStatus } from "./HealthFields.ts"
 import { reportTimestamp } from "./ReportTimestamp.ts"
 
 const tabs = ["", "\t", "\t\t", "\t\t\t", "\t\t\t\t", "\t\t\t\t\t", "\t\t\t\t\t\t"]
@@ -59,7 +61,11 @@ export const xmlReport = (
   )
   for (const gpu of gpus) {
     const migEnabled = gpu.identity.migProfiles.length > 0
-    fill(templateOf(host.model, host.driver.version, features, migEnabled), gpuFactsOf(host, gpu, migDevices), output)
+    fill(
+      templateOf(host.model, host.driver.version, features, migEnabled, gpu.identity.condition),
+      gpuFactsOf(host, gpu, migDevices),
+      output,
+    )
   }
   output.write(documentEnd)
 }
@@ -67,8 +73,8 @@ export const xmlReport = (
 const documentEnd = Buffer.from("\n</nvidia_smi_log>\n", "utf8")
 
 /**
- * A `<gpu>` element is rendered once per model, driver release and MIG state with markers in place of
- * the per-GPU facts, and split there; each report then only fills in the facts.
+ * A `<gpu>` element is rendered once per model, driver release, MIG state and board condition with
+ * markers in place of the per-GPU facts, and split there; each report then only fills in the facts.
  */
 interface GpuTemplate {
   readonly pieces: ReadonlyArray<Buffer>
@@ -83,13 +89,14 @@ const templateOf = (
   driverVersion: string,
   features: DriverFeatures,
   migEnabled: boolean,
+  condition: GpuCondition,
 ): GpuTemplate => {
-  const key = `${model.name}|${driverVersion}|${migEnabled}`
+  const key = `${model.name}|${driverVersion}|${migEnabled}|${conditionKey(condition)}`
   let template = templates.get(key)
   if (template === undefined) {
     const markers = {} as Record<keyof GpuFacts, string>
     for (const name of gpuFactNames) markers[name] = `${marker}${name}${marker}`
-    const split = renderGpu(model, driverVersion, features, migEnabled, markers).split(marker)
+    const split = renderGpu(model, driverVersion, features, migEnabled, condition, markers).split(marker)
     template = {
       pieces: split.filter((_, index) => index % 2 === 0).map((piece) => Buffer.from(piece, "utf8")),
       fields: split.filter((_, index) => index % 2 === 1) as Array<keyof GpuFacts>,
@@ -114,9 +121,11 @@ const renderGpu = (
   driverVersion: string,
   features: DriverFeatures,
   migEnabled: boolean,
+  condition: GpuCondition,
   facts: GpuFacts,
 ): string => {
   const key = `${model.name}|${driverVersion}`
+  const healthKey = `${key}|${migEnabled}|${conditionKey(condition)}`
   const migMode = !model.migCapable ? "N/A" : migEnabled ? "Enabled" : "Disabled"
   const parts: string[] = [
     `${indent(1)}<gpu id="${facts.busId}">\n`,
@@ -219,22 +228,24 @@ const renderGpu = (
   ]
   if (features.vgpuHeterogeneousMode) virtualization.push(["vgpu_heterogeneous_mode", "N/A"])
   parts.push(block(2, "gpu_virtualization_mode", leaves(3, virtualization)))
-  if (features.resetStatus)
+  if (features.resetStatus) {
+    const reset = resetStatus(model, condition)
     parts.push(
       block(
         2,
         "gpu_reset_status",
         leaves(3, [
-          ["reset_required", "No"],
-          ["drain_and_reset_recommended", model.ecc ? "No" : "N/A"],
+          ["reset_required", reset.resetRequired],
+          ["drain_and_reset_recommended", reset.drainAndResetRecommended],
         ]),
       ),
     )
-  if (features.recoveryAction) parts.push(leaf(2, "gpu_recovery_action", "None"))
+  }
+  if (features.recoveryAction) parts.push(leaf(2, "gpu_recovery_action", recoveryActionText[condition.recoveryAction]))
   parts.push(
     leaf(2, "gsp_firmware_version", model.productBrand === "GeForce" ? "N/A" : driverVersion),
     block(2, "ibmnpu", leaf(3, "relaxed_ordering_mode", "N/A")),
-    pciBlock(model, features, facts),
+    pciBlock(model, features, condition, facts),
     leaf(2, "fan_speed", facts.fanSpeed),
     leaf(2, "performance_state", "P0"),
     memoized(`${key}|events`, () => eventReasons(features)),
@@ -260,7 +271,7 @@ const renderGpu = (
         ["free", `${model.bar1MiB - 1} MiB`],
       ]),
     ),
-    memoized(`${key}|${migEnabled}|middle`, () => middleSections(model, features, migEnabled)),
+    memoized(`${healthKey}|middle`, () => middleSections(model, features, migEnabled, condition)),
     temperatureBlock(model, facts),
     block(
       2,
@@ -272,7 +283,7 @@ const renderGpu = (
     ),
     powerBlocks(model, facts, features),
     clockBlocks(model, facts, features),
-    fabricBlock(model, facts, features),
+    fabricBlock(model, facts, features, condition),
     memoized(`${key}|supported_clocks`, () => supportedClocks(model)),
     `${indent(2)}<processes>\n${indent(2)}</processes>\n`,
     `${indent(2)}<accounted_processes>\n${indent(2)}</accounted_processes>\n`,
@@ -340,7 +351,16 @@ const migDevices = (gpu: HostGpu): string => {
   return block(2, "mig_devices", devices.join(""))
 }
 
-const pciBlock = (model: GpuModel, features: DriverFeatures, facts: GpuFacts): string => {
+/** `gpu_recovery_action` as the driver writes it. */
+const recoveryActionText: Readonly<Record<GpuCondition["recoveryAction"], string>> = {
+  none: "None",
+  reset: "Reset",
+  reboot: "Reboot",
+  "drain-p2p": "Drain P2P",
+  "drain-and-reset": "Drain and Reset",
+}
+
+const pciBlock = (model: GpuModel, features: DriverFeatures, condition: GpuCondition, facts: GpuFacts): string => {
   const entries: Array<readonly [string, string]> = [
     ["pci_bus", facts.pciBus],
     ["pci_device", facts.pciDevice],
@@ -369,8 +389,8 @@ const pciBlock = (model: GpuModel, features: DriverFeatures, facts: GpuFacts): s
       4,
       "link_widths",
       leaves(5, [
-        ["max_link_width", "16x"],
-        ["current_link_width", "16x"],
+        ["max_link_width", `${maxLinkWidth}x`],
+        ["current_link_width", `${condition.linkWidth}x`],
       ]),
     )
   const atomics = model.architecture === "Hopper" ? "FETCHADD_32 FETCHADD_64 SWAP_32 SWAP_64 CAS_32 CAS_64 " : "N/A"
@@ -435,8 +455,18 @@ const eventReasons = (features: DriverFeatures): string => {
 }
 
 /** From `cc_protected_memory_usage` to `remapped_rows`: constant for an idle, healthy GPU. */
-const middleSections = (model: GpuModel, features: DriverFeatures, migEnabled: boolean): string => {
+const middleSections = (
+  model: GpuModel,
+  features: DriverFeatures,
+  migEnabled: boolean,
+  condition: GpuCondition,
+): string => {
   const na = (tag: string) => leaf(3, tag, "N/A")
+  // Uncorrectable errors of the simulated boards are in device memory, where remaps and retirements come from.
+  const volatileCount = (counter: string) =>
+    [counter, counter === "dram_uncorrectable" ? condition.volatileUncorrectable : 0] as const
+  const aggregateCount = (counter: string) =>
+    [counter, counter === "dram_uncorrectable" ? condition.aggregateUncorrectable : 0] as const
   let text =
     block(
       2,
@@ -520,18 +550,11 @@ const middleSections = (model: GpuModel, features: DriverFeatures, migEnabled: b
     text += block(
       2,
       "ecc_errors",
-      block(
-        3,
-        "volatile",
-        leaves(
-          4,
-          counters.map((counter) => [counter, 0] as const),
-        ),
-      ) +
+      block(3, "volatile", leaves(4, counters.map(volatileCount))) +
         block(
           3,
           "aggregate",
-          leaves(4, [...counters.map((counter) => [counter, 0] as const), ["sram_threshold_exceeded", "No"] as const]),
+          leaves(4, [...counters.map(aggregateCount), ["sram_threshold_exceeded", "No"] as const]),
         ) +
         block(
           3,
@@ -556,25 +579,12 @@ const middleSections = (model: GpuModel, features: DriverFeatures, migEnabled: b
     text += block(
       2,
       "ecc_errors",
-      block(
-        3,
-        "volatile",
-        leaves(
-          4,
-          counters.map((counter) => [counter, 0] as const),
-        ),
-      ) +
-        block(
-          3,
-          "aggregate",
-          leaves(
-            4,
-            counters.map((counter) => [counter, 0] as const),
-          ),
-        ),
+      block(3, "volatile", leaves(4, counters.map(volatileCount))) +
+        block(3, "aggregate", leaves(4, counters.map(aggregateCount))),
     )
   }
-  if (model.remappedRowsBanks === undefined && model.ecc && model.architecture === "Turing")
+  if (reportsRetiredPages(model)) {
+    const pending = condition.retirementPending ? "Yes" : "No"
     text += block(
       2,
       "retired_pages",
@@ -586,14 +596,14 @@ const middleSections = (model: GpuModel, features: DriverFeatures, migEnabled: b
         block(
           3,
           "double_bit_retirement",
-          `${leaf(4, "retired_count", 0)}${indent(4)}<retired_pagelist>\n${indent(4)}</retired_pagelist>\n`,
+          `${leaf(4, "retired_count", condition.retiredDoubleBit)}${indent(4)}<retired_pagelist>\n${indent(4)}</retired_pagelist>\n`,
         ) +
         leaves(3, [
-          ["pending_blacklist", "No"],
-          ["pending_retirement", "No"],
+          ["pending_blacklist", pending],
+          ["pending_retirement", pending],
         ]),
     )
-  else
+  } else
     text += block(
       2,
       "retired_pages",
@@ -602,7 +612,7 @@ const middleSections = (model: GpuModel, features: DriverFeatures, migEnabled: b
         na("pending_blacklist") +
         na("pending_retirement"),
     )
-  const banks = model.remappedRowsBanks ?? (model.architecture === "Ampere" ? 2560 : undefined)
+  const banks = reportsRemappedRows(model, migEnabled)
   if (banks === undefined) text += leaf(2, "remapped_rows", "N/A")
   else
     text += block(
@@ -610,25 +620,25 @@ const middleSections = (model: GpuModel, features: DriverFeatures, migEnabled: b
       "remapped_rows",
       leaves(3, [
         ["remapped_row_corr", 0],
-        ["remapped_row_unc", 0],
+        ["remapped_row_unc", condition.remappedUncorrectable],
         ...(features.repairCounters
           ? ([
               ["remapped_row_corr_inactive", 0],
               ["remapped_row_unc_inactive", 0],
             ] as const)
           : []),
-        ["remapped_row_pending", "No"],
-        ["remapped_row_failure", "No"],
+        ["remapped_row_pending", condition.remapPending ? "Yes" : "No"],
+        ["remapped_row_failure", condition.remapFailure ? "Yes" : "No"],
       ]) +
         block(
           3,
           "row_remapper_histogram",
           leaves(4, [
-            ["row_remapper_histogram_max", `${banks} bank(s)`],
+            ["row_remapper_histogram_max", `${condition.remapFailure ? banks - 1 : banks} bank(s)`],
             ["row_remapper_histogram_high", "0 bank(s)"],
             ["row_remapper_histogram_partial", "0 bank(s)"],
             ["row_remapper_histogram_low", "0 bank(s)"],
-            ["row_remapper_histogram_none", "0 bank(s)"],
+            ["row_remapper_histogram_none", `${condition.remapFailure ? 1 : 0} bank(s)`],
           ]),
         ),
     )
@@ -775,14 +785,15 @@ const clockBlocks = (model: GpuModel, facts: GpuFacts, features: DriverFeatures)
   return text
 }
 
-const fabricBlock = (model: GpuModel, facts: GpuFacts, features: DriverFeatures): string => {
+const fabricBlock = (model: GpuModel, facts: GpuFacts, features: DriverFeatures, condition: GpuCondition): string => {
   const nvlink = model.nvswitchFabric
   const health: Array<readonly [string, string]> = []
-  if (features.extendedFabricHealth) health.push(["summary", nvlink ? "Healthy" : "N/A"])
+  const fabric = fabricStatus(model, condition)
+  if (features.extendedFabricHealth) health.push(["summary", fabric.summary])
   health.push(
     ["bandwidth", facts.fabricBandwidth],
     ["route_recovery_in_progress", facts.fabricRouteRecovery],
-    ["route_unhealthy", facts.fabricRouteUnhealthy],
+    ["route_unhealthy", condition.fabricDown ? "True" : facts.fabricRouteUnhealthy],
     ["access_timeout_recovery", facts.fabricAccessTimeoutRecovery],
   )
   if (features.extendedFabricHealth)
@@ -792,7 +803,7 @@ const fabricBlock = (model: GpuModel, facts: GpuFacts, features: DriverFeatures)
     )
   const state = leaves(3, [
     ["state", nvlink ? "Completed" : "N/A"],
-    ["status", nvlink ? "Success" : "N/A"],
+    ["status", fabric.status],
   ])
   if (!features.fabricIdentity) return block(2, "fabric", state)
   return block(

@@ -192,6 +192,40 @@ describe("the ground-truth ledger", () => {
     }
   })
 
+  it("records each health change a health fault makes, with the node, and every board back to ok when faults are cleared", async () => {
+    const since = lastSeq()
+    cluster.faults.setRates({ healthFaultsPerGpuMinute: 1, healthStageSeconds: 1 })
+    try {
+      await eventually(
+        "a GPU to turn degraded or failed and one to recover",
+        () => {
+          const changes = ofKind(entriesAfter(cluster.ledger.entries(), since), "gpu-health")
+          return changes.length >= 3 && changes.some((change) => change.to === "ok")
+        },
+        15_000,
+      )
+    } finally {
+      cluster.faults.clear()
+    }
+    const changes = ofKind(entriesAfter(cluster.ledger.entries(), since), "gpu-health")
+    const where = cluster.ledger.whereNow()
+    for (const change of changes) {
+      expect(change.from).not.toBe(change.to)
+      expect(change.node).toBe(where.get(change.uuid)?.node)
+    }
+    const truth = FleetTruth.of(cluster.ledger.entries())
+    for (const uuid of new Set(changes.map((change) => change.uuid))) {
+      const health = truth.history(uuid)?.health ?? []
+      expect(health[0]?.state).toBe("ok")
+      expect(health.at(-1)?.state).toBe("ok")
+      expect(health.at(-1)?.to).toBeUndefined()
+      for (let index = 1; index < health.length; index++)
+        expect(health[index]?.state).not.toBe(health[index - 1]?.state)
+      const node = where.get(uuid)?.node ?? ""
+      expect(cluster.node(node)?.gpus.find((gpu) => gpu.uuid === uuid)?.health).toBe("ok")
+    }
+  })
+
   it("writes the same entries to its file, which replays to the same truth", async () => {
     // Closing the cluster finishes the file.
     await cluster.close()
