@@ -93,7 +93,26 @@ const namesIn = (expr: string): { readonly metrics: ReadonlySet<string>; readonl
 }
 
 /** Labels the service's series carry (docs/metrics.md), and those a ServiceMonitor scrape adds. */
-const serviceLabels = ["kind", "exporter", "error_kind", "result", "reason", "model", "resource", "leading", "label"]
+const serviceLabels = [
+  "kind",
+  "exporter",
+  "error_kind",
+  "result",
+  "reason",
+  "model",
+  "resource",
+  "leading",
+  "label",
+  "state",
+  // gpu_serials_gpu_info's, which the per-GPU health series carry too.
+  "UUID",
+  "pci_bus_id",
+  "modelName",
+  "Hostname",
+  "serial",
+  "chassis",
+  "cluster",
+]
 const targetLabels = ["namespace", "job"]
 
 describe("the prometheus-operator component", () => {
@@ -110,10 +129,12 @@ describe("the prometheus-operator component", () => {
     expect(test.status).toBe(0)
   })
 
-  it("alerts on a GPU removed or moved, failing readings, no reading, dropped records and the leader missing", () => {
+  it("alerts on a GPU removed or moved, a board to return, a GPU not healthy for an hour, failing readings, no reading, dropped records and the leader missing", () => {
     expect(rules.map((rule) => rule.alert)).toEqual([
       "GpuSerialsGpuRemoved",
       "GpuSerialsGpuMoved",
+      "GpuRmaEligible",
+      "GpuDegraded",
       "GpuSerialsNodeReadingsFailing",
       "GpuSerialsNoSuccessfulReading",
       "GpuSerialsNoReadingSinceLeading",
