@@ -136,6 +136,8 @@ export const runAccuracy = async (options: AccuracyOptions): Promise<AccuracyOut
     }
     for (const scenario of scenarios) scenario.service.start()
 
+    // The longest a service goes without reading a node that answers: a resync, every node at QPS, one deadline.
+    const healthSettleMs = options.resyncMs + (options.nodes / options.qps) * 1000 + options.timeoutMs
     const syncDeadline = Date.now() + 60_000 + options.nodes * 50
     const held = (scenario: Scenario) => {
       const uuids = new Set<string>()
@@ -151,7 +153,8 @@ export const runAccuracy = async (options: AccuracyOptions): Promise<AccuracyOut
     )
 
     sim.churn.setRates({ ...noChurn, ...options.churn })
-    sim.faults.setRates(options.faults)
+    // Each step of a health fault lasts twice what a service needs to read every node once, so each is seen.
+    sim.faults.setRates({ healthStageSeconds: (2 * healthSettleMs) / 1000, ...options.faults })
     await sleep(options.churnMs / 2)
     options.progress("accuracy: restarting every service")
     await Promise.all(scenarios.map((scenario) => scenario.service.restart()))
@@ -178,6 +181,7 @@ export const runAccuracy = async (options: AccuracyOptions): Promise<AccuracyOut
         removalTickMs: inventoryTickMs,
         readingWindowMs: options.timeoutMs,
         churnStoppedAt,
+        healthSettleMs,
       })
     while (Date.now() < longest) {
       const now = Date.now()
@@ -208,6 +212,7 @@ export const runAccuracy = async (options: AccuracyOptions): Promise<AccuracyOut
           removalTickMs: inventoryTickMs,
           readingWindowMs: options.timeoutMs,
           churnStoppedAt,
+          healthSettleMs,
         }),
       }
     })

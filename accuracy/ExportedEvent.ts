@@ -1,7 +1,14 @@
-/** The kinds of inventory event a `gpu-serials/v1` record carries. */
-export type EventKind = "added" | "moved" | "removed" | "observed"
+import type { TrueHealthState } from "@gpu-serials/kube-sim"
 
-const eventKinds: ReadonlyArray<string> = ["added", "moved", "removed", "observed"]
+/** The kinds of inventory event a `gpu-serials/v1` record carries. */
+export type EventKind = "added" | "moved" | "removed" | "observed" | "health"
+
+const eventKinds: ReadonlyArray<string> = ["added", "moved", "removed", "observed", "health"]
+
+const healthStates: ReadonlyArray<unknown> = ["ok", "degraded", "failed"]
+
+const healthStateOf = (value: unknown): TrueHealthState | undefined =>
+  healthStates.includes(value) ? (value as TrueHealthState) : undefined
 
 /** One record a service exported, as the accuracy comparison reads it. */
 export interface ExportedEvent {
@@ -18,6 +25,10 @@ export interface ExportedEvent {
   readonly previousNode?: string
   /** The record's `time` in milliseconds: of the reading, or for `removed` of the decision. */
   readonly time: number
+  /** The record's `health.state`; absent when the record carries no health. */
+  readonly health?: TrueHealthState
+  /** The record's `previousHealthState` (a `health` event's state before the change). */
+  readonly previousHealthState?: TrueHealthState
 }
 
 /** A record line of the `stdout` exporter read as an exported event; undefined for a line that is no record. */
@@ -34,6 +45,11 @@ export const exportedEvent = (line: string, run: number, arrivedAt: number): Exp
     return undefined
   if (typeof record.uuid !== "string" || typeof record.node !== "string" || typeof record.time !== "string")
     return undefined
+  const health =
+    typeof record.health === "object" && record.health !== null
+      ? healthStateOf((record.health as Record<string, unknown>).state)
+      : undefined
+  const previousHealthState = healthStateOf(record.previousHealthState)
   return {
     run,
     arrivedAt,
@@ -43,5 +59,7 @@ export const exportedEvent = (line: string, run: number, arrivedAt: number): Exp
     providerId: typeof record.providerId === "string" ? record.providerId : "",
     ...(typeof record.previousNode === "string" ? { previousNode: record.previousNode } : {}),
     time: Date.parse(record.time),
+    ...(health === undefined ? {} : { health }),
+    ...(previousHealthState === undefined ? {} : { previousHealthState }),
   }
 }

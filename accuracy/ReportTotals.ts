@@ -47,6 +47,12 @@ export const totalsOf = (outcomes: ReadonlyArray<ScenarioOutcome>): ReportFigure
     false_removed: sum((report) => report.false_removed),
     duplicate_added: sum((report) => report.duplicate_added),
     false_added: sum((report) => report.false_added),
+    true_health_changes: sum((report) => report.true_health_changes),
+    health_reported: sum((report) => report.health_reported),
+    missed_health: sum((report) => report.missed_health),
+    unreportable_health: sum((report) => report.unreportable_health),
+    false_health: sum((report) => report.false_health),
+    wrong_health_at_end: sum((report) => report.wrong_health_at_end),
     converged_s: converged.some((seconds) => seconds === null)
       ? null
       : Math.max(0, ...converged.map((seconds) => seconds ?? 0)),
@@ -55,6 +61,7 @@ export const totalsOf = (outcomes: ReadonlyArray<ScenarioOutcome>): ReportFigure
       moved: sum((report) => report.events.moved),
       removed: sum((report) => report.events.removed),
       observed: sum((report) => report.events.observed),
+      health: sum((report) => report.events.health),
     },
     scenarios: outcomes.map((outcome) => outcome.store),
   }

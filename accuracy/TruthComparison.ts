@@ -1,5 +1,6 @@
 import { FleetTruth, type GpuHistory, type GpuStay, type LedgerEntry } from "@gpu-serials/kube-sim"
 import type { ExportedEvent } from "./ExportedEvent.ts"
+import { compareHealth, type HealthDisagreement, type HealthFigures } from "./HealthComparison.ts"
 
 /** When one service process was reading: from its first readings (its first exported record) until it stopped. */
 export interface ServiceRunSpan {
@@ -34,10 +35,14 @@ export interface ComparisonInput {
   readonly readingWindowMs: number
   /** When churn and faults stopped. */
   readonly churnStoppedAt: number
+  /** The longest a service goes without reading a node that answers: see `HealthComparisonInput`. */
+  readonly healthSettleMs: number
 }
 
 /** One disagreement, for a person to look into: what kind, which GPU, and what was seen. */
-export interface Disagreement {
+export type Disagreement = LocationDisagreement | HealthDisagreement
+
+interface LocationDisagreement {
   readonly kind:
     | "false-moved"
     | "repeated-moved"
@@ -84,9 +89,12 @@ export interface Disagreement {
  *   placing a GPU where it was at no moment of the reading window.
  * - `converged_s`: seconds from the end of churn and faults to the arrival of the last event that changed
  *   the inventory (0 when none did), when the final inventory equals the truth (every GPU of `gpus` at its
- *   true location, none held that left and could be reported removed); null when it does not.
+ *   true location and in its true health state, none held that left and could be reported removed); null
+ *   when it does not.
+ * - The health figures (`true_health_changes`, `health_reported`, `missed_health`, `unreportable_health`,
+ *   `false_health`, `wrong_health_at_end`) are defined at `compareHealth`.
  */
-export interface AccuracyReport {
+export interface AccuracyReport extends HealthFigures {
   readonly gpus: number
   readonly unreadable_gpus: number
   readonly gpus_at_true_location: number
@@ -149,7 +157,7 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
   const truth = FleetTruth.of(input.ledger)
   const window = input.readingWindowMs
   const disagreements: Array<Disagreement> = []
-  const disagree = (kind: Disagreement["kind"], uuid: string, detail: string) =>
+  const disagree = (kind: LocationDisagreement["kind"], uuid: string, detail: string) =>
     disagreements.push({ kind, uuid, detail })
 
   const stayAt = (uuid: string, place: Held, time: number): GpuStay | undefined =>
@@ -172,7 +180,7 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
   let held = new Map<string, Held>()
   let run: number | undefined
   let lastChange: number | undefined
-  const counts = { added: 0, moved: 0, removed: 0, observed: 0 }
+  const counts = { added: 0, moved: 0, removed: 0, observed: 0, health: 0 }
   let falseMoved = 0
   let repeatedMoved = 0
   let falseRemoved = 0
@@ -222,10 +230,12 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
         }
         break
       case "observed":
+      case "health":
         break
     }
     const changed =
-      event.event === "removed" ? before !== undefined : before === undefined || !sameLocation(before, place)
+      event.event === "health" ||
+      (event.event === "removed" ? before !== undefined : before === undefined || !sameLocation(before, place))
     if (changed) lastChange = event.arrivedAt
     if (event.event === "removed") held.delete(event.uuid)
     else held.set(event.uuid, place)
@@ -302,7 +312,10 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
   }
   const strangers = [...held.keys()].filter((uuid) => truth.history(uuid) === undefined).length
   const wrongAtEnd = gpus - atTrueLocation
-  const converged = wrongAtEnd === 0 && missedRemoved === 0 && strangers === 0
+  const health = compareHealth(input, truth)
+  disagreements.push(...health.disagreements)
+  const converged =
+    wrongAtEnd === 0 && missedRemoved === 0 && strangers === 0 && health.figures.wrong_health_at_end === 0
   return {
     gpus,
     unreadable_gpus: unreadable,
@@ -321,6 +334,7 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
     false_removed: falseRemoved,
     duplicate_added: duplicateAdded,
     false_added: falseAdded,
+    ...health.figures,
     converged_s: converged ? Math.max(0, ((lastChange ?? 0) - input.churnStoppedAt) / 1000) : null,
     events: counts,
     disagreements,

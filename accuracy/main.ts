@@ -35,7 +35,10 @@ const churn: ChurnRates = {
   readinessFlapsPerMinute: 20,
 }
 
-/** Fault probabilities (per request, exec, or open watch and second) and driver failures while churn lasts. */
+/**
+ * Fault probabilities (per request, exec, or open watch and second), driver failures, and the share of
+ * healthy GPUs per minute that turn degraded or failed, while churn lasts.
+ */
 const faults: Partial<FaultRates> = {
   serverError: 0.01,
   throttle: 0.01,
@@ -46,6 +49,7 @@ const faults: Partial<FaultRates> = {
   execGarbage: 0.01,
   driverFailuresPerMinute: 3,
   driverFailureSeconds: 20,
+  healthFaultsPerGpuMinute: 0.02,
 }
 
 class UsageError extends Error {}

@@ -1,4 +1,4 @@
-import type { LedgerEntry } from "@gpu-serials/kube-sim"
+import type { LedgerEntry, TrueHealthState } from "@gpu-serials/kube-sim"
 import { describe, expect, it } from "vitest"
 import type { EventKind, ExportedEvent } from "../../accuracy/ExportedEvent.ts"
 import { type ComparisonInput, compareWithTruth } from "../../accuracy/TruthComparison.ts"
@@ -50,7 +50,12 @@ const exported = (
   uuid: string,
   node: string,
   seconds: number,
-  extra: { readonly previousNode?: string; readonly run?: number } = {},
+  extra: {
+    readonly previousNode?: string
+    readonly run?: number
+    readonly health?: TrueHealthState
+    readonly previousHealthState?: TrueHealthState
+  } = {},
 ): ExportedEvent => ({
   run: extra.run ?? 0,
   arrivedAt: t0 + seconds * second + 100,
@@ -60,6 +65,8 @@ const exported = (
   providerId: providerOf(node),
   ...(extra.previousNode === undefined ? {} : { previousNode: extra.previousNode }),
   time: t0 + seconds * second,
+  health: extra.health ?? "ok",
+  ...(extra.previousHealthState === undefined ? {} : { previousHealthState: extra.previousHealthState }),
 })
 
 const startAdded = [exported("added", "x", "a", 1), exported("added", "y", "b", 1)]
@@ -79,6 +86,7 @@ const compare = (
     removalTickMs: 5 * second,
     readingWindowMs: 5 * second,
     churnStoppedAt: t0 + 200 * second,
+    healthSettleMs: 10 * second,
     ...options,
   })
 
@@ -294,5 +302,121 @@ describe("comparing exported events with the ledger", () => {
     }
     expect(compare(rebuilt, [...startAdded, moved])).toMatchObject({ true_moves: 1, moved_reported: 1, false_moved: 0 })
     expect(compare(rebuilt, startAdded)).toMatchObject({ missed_moves: 1, wrong_location_at_end: 1 })
+  })
+})
+
+const health = (uuid: string, node: string, from: TrueHealthState, to: TrueHealthState): Fact => ({
+  entry: "gpu-health",
+  uuid,
+  node,
+  from,
+  to,
+})
+
+/** x turns degraded at 50 s and is reset to ok at 120 s. */
+const degradedAndReset: ReadonlyArray<readonly [number, Fact]> = [
+  ...start,
+  [50, health("x", "a", "ok", "degraded")],
+  [120, health("x", "a", "degraded", "ok")],
+]
+
+const healthReported = (uuid: string, node: string, seconds: number, from: TrueHealthState, to: TrueHealthState) =>
+  exported("health", uuid, node, seconds, { health: to, previousHealthState: from })
+
+describe("comparing reported health with the ledger", () => {
+  it("finds nothing wrong with a service that reported each change of a GPU's health", () => {
+    const report = compare(degradedAndReset, [
+      ...startAdded,
+      healthReported("x", "a", 52, "ok", "degraded"),
+      healthReported("x", "a", 121, "degraded", "ok"),
+    ])
+    expect(report).toMatchObject({
+      true_health_changes: 2,
+      health_reported: 2,
+      missed_health: 0,
+      unreportable_health: 0,
+      false_health: 0,
+      wrong_health_at_end: 0,
+      events: { added: 2, health: 2 },
+      disagreements: [],
+    })
+    expect(report.converged_s).not.toBeNull()
+  })
+
+  it("counts a change not reported as missed, and a GPU left in the wrong state as not converged", () => {
+    const report = compare(degradedAndReset.slice(0, -1), startAdded)
+    expect(report).toMatchObject({
+      true_health_changes: 1,
+      health_reported: 0,
+      missed_health: 1,
+      wrong_health_at_end: 1,
+    })
+    expect(report.converged_s).toBeNull()
+    expect(report.disagreements.map((disagreement) => disagreement.kind)).toEqual([
+      "missed-health",
+      "wrong-health-at-end",
+    ])
+  })
+
+  it("calls a reported state the GPU was not in, or a change from a state never reported, false", () => {
+    const report = compare(degradedAndReset, [
+      ...startAdded,
+      healthReported("x", "a", 52, "ok", "failed"),
+      healthReported("x", "a", 121, "degraded", "ok"),
+      healthReported("y", "b", 60, "degraded", "ok"),
+    ])
+    expect(report).toMatchObject({ false_health: 3, missed_health: 1, health_reported: 1 })
+  })
+
+  it("does not count a state shorter than a read of the fleet as a change, nor its report as false", () => {
+    const flicker: ReadonlyArray<readonly [number, Fact]> = [
+      ...start,
+      [50, health("x", "a", "ok", "degraded")],
+      [53, health("x", "a", "degraded", "ok")],
+    ]
+    expect(compare(flicker, startAdded)).toMatchObject({ true_health_changes: 0, missed_health: 0, false_health: 0 })
+    const seen = compare(flicker, [
+      ...startAdded,
+      healthReported("x", "a", 51, "ok", "degraded"),
+      healthReported("x", "a", 60, "degraded", "ok"),
+    ])
+    expect(seen).toMatchObject({ true_health_changes: 0, false_health: 0, wrong_health_at_end: 0 })
+  })
+
+  it("leaves out changes no reading could show: a GPU hidden by its driver, or a new process without the state before", () => {
+    const hidden: ReadonlyArray<readonly [number, Fact]> = [
+      ...start,
+      [48, { entry: "driver-failed", node: "a", failure: "device-handle", unreadable: ["x"] }],
+      [50, health("x", "a", "ok", "degraded")],
+      [55, { entry: "driver-repaired", node: "a" }],
+    ]
+    expect(compare(hidden, [...startAdded, healthReported("x", "a", 57, "ok", "degraded")])).toMatchObject({
+      true_health_changes: 1,
+      unreportable_health: 1,
+      health_reported: 0,
+      missed_health: 0,
+      false_health: 0,
+    })
+    const restarted = compare(
+      degradedAndReset.slice(0, -1),
+      [
+        ...startAdded,
+        exported("added", "x", "a", 52, { run: 1, health: "degraded" }),
+        exported("added", "y", "b", 52, { run: 1 }),
+      ],
+      {
+        durable: false,
+        runs: [
+          { startedAt: t0, stoppedAt: t0 + 49 * second },
+          { startedAt: t0 + 51 * second, stoppedAt: t0 + 1_000 * second },
+        ],
+      },
+    )
+    expect(restarted).toMatchObject({
+      true_health_changes: 1,
+      unreportable_health: 1,
+      missed_health: 0,
+      wrong_health_at_end: 0,
+    })
   })
 })

@@ -1,0 +1,207 @@
+import type { FleetTruth, HealthStay, LedgerEntry, TrueHealthState } from "@gpu-serials/kube-sim"
+import type { ExportedEvent } from "./ExportedEvent.ts"
+import type { ServiceRunSpan } from "./TruthComparison.ts"
+
+/** What the health comparison takes beside the ledger's truth. */
+export interface HealthComparisonInput {
+  readonly ledger: ReadonlyArray<LedgerEntry>
+  readonly events: ReadonlyArray<ExportedEvent>
+  readonly runs: ReadonlyArray<ServiceRunSpan>
+  readonly durable: boolean
+  /** How long before its record's time a reading may have been taken (the service's `TIMEOUT`). */
+  readonly readingWindowMs: number
+  /**
+   * The longest a service can go without reading a node whose pod and driver answer: its resync, the
+   * reading of every node at its QPS, and one reading's deadline. A health state that lasts this long is
+   * seen by every reading service; one that lasts less may be seen or not.
+   */
+  readonly healthSettleMs: number
+}
+
+/** One health disagreement, for a person to look into. */
+export interface HealthDisagreement {
+  readonly kind: "false-health" | "missed-health" | "wrong-health-at-end"
+  readonly uuid: string
+  readonly detail: string
+}
+
+export interface HealthFigures {
+  readonly true_health_changes: number
+  readonly health_reported: number
+  readonly missed_health: number
+  readonly unreportable_health: number
+  readonly false_health: number
+  readonly wrong_health_at_end: number
+}
+
+interface TrueChange {
+  readonly uuid: string
+  readonly from: TrueHealthState
+  readonly to: HealthStay
+}
+
+/**
+ * The changes of one GPU's health a reading service sees: its health stays shorter than the settle time
+ * are dropped (a state that came and went between two readings of the node), the rest merged where
+ * they meet in the same state; a change is the step from one of those to the next.
+ */
+const trueChangesOf = (uuid: string, health: ReadonlyArray<HealthStay>, settleMs: number): Array<TrueChange> => {
+  const settled = health.filter((stay) => stay.to === undefined || stay.to - stay.from >= settleMs)
+  const changes: Array<TrueChange> = []
+  for (let index = 1; index < settled.length; index++) {
+    const before = settled[index - 1]
+    const after = settled[index]
+    if (before !== undefined && after !== undefined && before.state !== after.state)
+      changes.push({ uuid, from: before.state, to: after })
+  }
+  return changes
+}
+
+/** The times a driver failure hid a GPU from nvidia-smi, by UUID, from the ledger's driver entries. */
+const hiddenSpans = (ledger: ReadonlyArray<LedgerEntry>): Map<string, Array<{ from: number; to: number }>> => {
+  const spans = new Map<string, Array<{ from: number; to: number }>>()
+  const open = new Map<string, { readonly uuids: ReadonlyArray<string>; readonly from: number }>()
+  const close = (node: string, time: number) => {
+    const failure = open.get(node)
+    if (failure === undefined) return
+    open.delete(node)
+    for (const uuid of failure.uuids) spans.set(uuid, [...(spans.get(uuid) ?? []), { from: failure.from, to: time }])
+  }
+  for (const entry of ledger) {
+    const time = Date.parse(entry.time)
+    if (entry.entry === "driver-failed") {
+      close(entry.node, time)
+      open.set(entry.node, { uuids: entry.unreadable, from: time })
+    } else if (entry.entry === "driver-repaired" || entry.entry === "node-left") close(entry.node, time)
+  }
+  for (const node of [...open.keys()]) close(node, Number.POSITIVE_INFINITY)
+  return spans
+}
+
+/** The true health of a GPU at a moment, or undefined before its first placement. */
+const stateAt = (health: ReadonlyArray<HealthStay>, time: number): TrueHealthState | undefined =>
+  health.findLast((stay) => stay.from <= time)?.state
+
+/**
+ * The health a service reported, compared with the ledger's. Definitions (each counts changes of a GPU's
+ * health `state`, by UUID; a change of reasons alone is not one):
+ *
+ * - A true change is a step between two consecutive settled health stays of a GPU (see `trueChangesOf`):
+ *   `true_health_changes`.
+ * - It is reportable when its new state lasted `healthSettleMs` (or lasts still) with the GPU in the
+ *   cluster, readable (no driver failure hid it) and the service running until then; with `memory`, one
+ *   process must also have run from `healthSettleMs` before the change (a new process has no state to
+ *   compare with, and reports the GPU `added`). The others are `unreportable_health`.
+ * - A report is a record whose `previousHealthState` differs from its `health.state` (a `health` event).
+ *   A reportable change is reported (`health_reported`) when a report of its new state has a time from
+ *   a reading window before the change to a reading window after its new state ended; else it is
+ *   `missed_health`.
+ * - `false_health`: reports whose new state was the GPU's true state at no moment of the reading window,
+ *   or whose previous state is not the one the service's records last gave the GPU (a change it made up).
+ * - `wrong_health_at_end`: readable GPUs whose last reported state differs from their true state at the end.
+ */
+export const compareHealth = (
+  input: HealthComparisonInput,
+  truth: FleetTruth,
+): { readonly figures: HealthFigures; readonly disagreements: ReadonlyArray<HealthDisagreement> } => {
+  const window = input.readingWindowMs
+  const settleMs = input.healthSettleMs
+  const disagreements: Array<HealthDisagreement> = []
+  const disagree = (kind: HealthDisagreement["kind"], uuid: string, detail: string) =>
+    disagreements.push({ kind, uuid, detail })
+  const healthOf = (uuid: string) => truth.history(uuid)?.health ?? []
+
+  let held = new Map<string, TrueHealthState>()
+  let run: number | undefined
+  let falseHealth = 0
+  const reports = new Map<string, Array<ExportedEvent>>()
+  for (const event of input.events) {
+    if (!input.durable && event.run !== run) held = new Map()
+    run = event.run
+    if (event.event === "removed") {
+      held.delete(event.uuid)
+      continue
+    }
+    const state = event.health
+    if (state === undefined) continue
+    const previous = event.previousHealthState
+    if (previous !== undefined && previous !== state) {
+      reports.set(event.uuid, [...(reports.get(event.uuid) ?? []), event])
+      const health = healthOf(event.uuid)
+      const trueInWindow = health.some(
+        (stay) =>
+          stay.state === state &&
+          stay.from <= event.time &&
+          (stay.to ?? Number.POSITIVE_INFINITY) >= event.time - window,
+      )
+      const before = held.get(event.uuid)
+      if (!trueInWindow || (before !== undefined && before !== previous)) {
+        falseHealth++
+        disagree(
+          "false-health",
+          event.uuid,
+          `${previous} to ${state} at ${new Date(event.time).toISOString()} while ${stateAt(health, event.time) ?? "not in the cluster"}` +
+            (before !== undefined && before !== previous ? `, last reported ${before}` : ""),
+        )
+      }
+    }
+    held.set(event.uuid, state)
+  }
+
+  const hidden = hiddenSpans(input.ledger)
+  const observedUntil = Math.max(0, ...input.runs.map((span) => span.stoppedAt))
+  const reportable = (change: TrueChange, goneAt: number | undefined): boolean => {
+    const from = change.to.from
+    const settledAt = from + settleMs
+    if (settledAt > observedUntil || (goneAt !== undefined && goneAt < settledAt)) return false
+    if ((hidden.get(change.uuid) ?? []).some((span) => span.from <= settledAt && span.to >= from)) return false
+    return input.durable || input.runs.some((span) => span.startedAt <= from - settleMs && span.stoppedAt >= settledAt)
+  }
+  let trueChanges = 0
+  let reported = 0
+  let missed = 0
+  let unreportable = 0
+  for (const history of truth.gpus()) {
+    for (const change of trueChangesOf(history.uuid, history.health, settleMs)) {
+      trueChanges++
+      if (!reportable(change, history.goneAt)) {
+        unreportable++
+        continue
+      }
+      const end = (change.to.to ?? Number.POSITIVE_INFINITY) + window
+      const found = (reports.get(change.uuid) ?? []).some(
+        (event) => event.health === change.to.state && event.time >= change.to.from - window && event.time <= end,
+      )
+      if (found) reported++
+      else {
+        missed++
+        disagree(
+          "missed-health",
+          change.uuid,
+          `${change.from} to ${change.to.state} at ${new Date(change.to.from).toISOString()}`,
+        )
+      }
+    }
+  }
+
+  let wrongAtEnd = 0
+  for (const gpu of truth.whereNow().values()) {
+    if (!gpu.readable) continue
+    const now = healthOf(gpu.uuid).at(-1)?.state
+    const last = held.get(gpu.uuid)
+    if (now === last) continue
+    wrongAtEnd++
+    disagree("wrong-health-at-end", gpu.uuid, `${now ?? "?"}, last reported ${last ?? "nothing"}`)
+  }
+  return {
+    figures: {
+      true_health_changes: trueChanges,
+      health_reported: reported,
+      missed_health: missed,
+      unreportable_health: unreportable,
+      false_health: falseHealth,
+      wrong_health_at_end: wrongAtEnd,
+    },
+    disagreements,
+  }
+}
