@@ -3,6 +3,7 @@ import { Clock, Effect, Result } from "effect"
 import type * as Scope from "effect/Scope"
 import type { ComponentStartError } from "../../src/component/ComponentStartError.ts"
 import type { Gpu } from "../../src/domain/Gpu.ts"
+import type { GpuHealthSignals } from "../../src/domain/GpuHealth.ts"
 import type { InventoryEvent } from "../../src/domain/InventoryEvent.ts"
 import type { KnownGpu } from "../../src/domain/KnownGpu.ts"
 import type { NodeObservation, NodeRef } from "../../src/domain/NodeObservation.ts"
@@ -56,6 +57,11 @@ export interface StoreCapabilities {
    * GPU read again after a restart causes no event. False: the first reading re-affirms it as `observed`.
    */
   readonly keepsReadingFacts: boolean
+  /**
+   * The store gives back each GPU's last health verdict, so a change found by the first reading after a
+   * restart is a `health` event. False: health is unknown after a restart, and unknown to known is no event.
+   */
+  readonly keepsHealth: boolean
 }
 
 export interface StoreAdapter {
@@ -203,6 +209,21 @@ const eventually = (what: string, condition: () => boolean) =>
 
 /** The GPUs of one host: four, with UUIDs and serials of their own. */
 const gpusOf = (host: string) => hostGpus(host, 4)
+
+const healthy: GpuHealthSignals = {
+  remappedRows: { correctable: 0, uncorrectable: 0, pending: false, failure: false },
+  ecc: { enabled: true, volatileUncorrectable: 0 },
+  pcie: { linkWidth: { current: 16, max: 16 } },
+}
+
+/** A GPU whose remapped row waits for a reset: degraded. */
+const remapPending: GpuHealthSignals = {
+  ...healthy,
+  remappedRows: { correctable: 0, uncorrectable: 1, pending: true, failure: false },
+}
+
+const withHealth = (gpus: ReadonlyArray<Gpu>, sick: Gpu | undefined, signals: GpuHealthSignals) =>
+  gpus.map((gpu) => ({ ...gpu, health: gpu === sick ? signals : healthy }))
 
 /** Runs the contract's scenarios against the store of `adapter`. */
 export const inventoryStoreContract = (adapter: StoreAdapter): void => {
@@ -381,6 +402,49 @@ export const inventoryStoreContract = (adapter: StoreAdapter): void => {
             storedOn([gpusFirst, euFirst], [gpusThird, euThird]),
           )
           assert.deepStrictEqual(yield* stored(adapter, backend, us), storedOn([gpusFirst, usFirst]))
+        }),
+    )
+
+    it.live(
+      capabilities.keepsHealth
+        ? "restart with a degraded GPU re-announces nothing; one reset while down is one health event from the stored state"
+        : "restart with a degraded GPU re-announces nothing; health is unknown after a restart, so a reset while down is no event",
+      () =>
+        Effect.gen(function* () {
+          const backend = yield* adapter.backend([eu])
+          const [a] = yield* backend.nodes(eu)
+          const gpusA = gpusOf("a")
+          const sick = gpusA[1]
+          const degraded = withHealth(gpusA, sick, remapPending)
+          const first = yield* runOnce(adapter, backend, eu, (run) =>
+            Effect.gen(function* () {
+              yield* run.observe(read(a, yield* now, withHealth(gpusA, undefined, healthy)))
+              yield* run.observe(read(a, yield* now, degraded))
+            }),
+          )
+          assert.deepStrictEqual(uuidsOfKind(first.events, "health"), [sick?.uuid])
+
+          const second = yield* runOnce(adapter, backend, eu, (run) =>
+            Effect.gen(function* () {
+              yield* run.observe(read(a, yield* now, degraded))
+            }),
+          )
+          assert.deepStrictEqual(uuidsOfKind(second.events, "health"), [])
+          assert.deepStrictEqual(uuidsOfKind(second.events, "observed"), reaffirmed(capabilities, gpusA))
+          assert.strictEqual(second.events.length, reaffirmed(capabilities, gpusA).length)
+
+          // Reset while the service was down: the first reading of the next run finds the GPU healthy again.
+          const third = yield* runOnce(adapter, backend, eu, (run) =>
+            Effect.gen(function* () {
+              yield* run.observe(read(a, yield* now, withHealth(gpusA, undefined, healthy)))
+            }),
+          )
+          assert.deepStrictEqual(
+            third.events
+              .filter((event) => event.record.event === "health")
+              .map((event) => [event.record.uuid, event.record.previousHealthState, event.record.health?.state]),
+            capabilities.keepsHealth ? [[sick?.uuid, "degraded", "ok"]] : [],
+          )
         }),
     )
   })

@@ -1,7 +1,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { chassisOf, type KnownGpu } from "../../domain/KnownGpu.ts"
-import { StoredGpu } from "../../domain/StoredGpu.ts"
+import { StoredGpu, StoredHealth } from "../../domain/StoredGpu.ts"
 
 /** Where a GPU is now, as the KV bucket keeps it under its uuid and under its serial. */
 export const GpuLocation = Schema.Struct({
@@ -17,6 +17,8 @@ export const GpuLocation = Schema.Struct({
   since: Schema.String,
   /** RFC 3339 time of the last reading that reported the GPU. */
   lastSeen: Schema.String,
+  /** The GPU's last health verdict; absent when no reading told it. */
+  health: Schema.optionalKey(StoredHealth),
 })
 export type GpuLocation = typeof GpuLocation.Type
 
@@ -59,6 +61,7 @@ export const locationOf = (located: LocatedGpu): GpuLocation => ({
   chassis: located.chassis,
   since: located.since,
   lastSeen: located.lastSeen,
+  ...(located.health === undefined ? {} : { health: located.health }),
 })
 
 /**
@@ -80,6 +83,7 @@ export const locatedGpu = (known: KnownGpu, cluster: string, previous: LocatedGp
     chassis: chassisOf(known),
     since: stayed ? previous.since : known.lastSeen.toISOString(),
     lastSeen: known.lastSeen.toISOString(),
+    ...(known.health === undefined ? {} : { health: known.health }),
     ...(known.nodeUid === undefined ? {} : { nodeUid: known.nodeUid }),
     ...(known.providerId === undefined ? {} : { providerId: known.providerId }),
     pod: { namespace: known.pod.namespace, name: known.pod.name },
@@ -104,6 +108,7 @@ export const knownGpuOf = (located: LocatedGpu): KnownGpu => ({
   ...(located.driverVersion === undefined ? {} : { driverVersion: located.driverVersion }),
   ...(located.cudaVersion === undefined ? {} : { cudaVersion: located.cudaVersion }),
   serialShared: located.serialShared,
+  ...(located.health === undefined ? {} : { health: located.health }),
   firstSeen: new Date(located.firstSeen),
   lastSeen: new Date(located.lastSeen),
   lastReported: new Date(located.lastReported),

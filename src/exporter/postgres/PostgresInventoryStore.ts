@@ -9,7 +9,7 @@ import type { ComponentStartError } from "../../component/ComponentStartError.ts
 import type { Gpu } from "../../domain/Gpu.ts"
 import type { InventoryChange } from "../../domain/InventoryChange.ts"
 import { chassisOf, type KnownGpu } from "../../domain/KnownGpu.ts"
-import { StoredGpu } from "../../domain/StoredGpu.ts"
+import { StoredGpu, StoredHealth } from "../../domain/StoredGpu.ts"
 import {
   exporterKeptStore,
   InventoryStore,
@@ -20,12 +20,13 @@ import type { PostgresExporterConfig } from "./PostgresConfig.ts"
 import { openPool } from "./PostgresExporter.ts"
 import type { PostgresFailure } from "./PostgresFailure.ts"
 import { transaction } from "./PostgresPool.ts"
-import { type Cell, currentColumns, transpose, unnestOf } from "./PostgresRows.ts"
+import { type Cell, currentColumns, healthJson, transpose, unnestOf } from "./PostgresRows.ts"
 import type { PostgresTables } from "./PostgresTables.ts"
 
 const kind = "postgres"
 
 const decodeGpu = Schema.decodeUnknownOption(StoredGpu)
+const decodeHealth = Schema.decodeUnknownOption(StoredHealth)
 
 /** A current-state row as the store reads it back. */
 interface CurrentRow {
@@ -43,12 +44,15 @@ interface CurrentRow {
   readonly pod_name: string
   readonly gpu: unknown
   readonly last_reported: Date | null
+  readonly health: unknown
 }
 
 /** The known GPU a row stands for; absent when the row lacks what the inventory needs. */
 const knownGpuOf = (row: CurrentRow): KnownGpu | undefined => {
   const gpu = Option.getOrUndefined(decodeGpu(row.gpu))
   if (gpu === undefined || gpu.uuid !== row.uuid) return undefined
+  // A health the store cannot read is unknown: the next reading tells it, without an event.
+  const health = row.health === null ? undefined : Option.getOrUndefined(decodeHealth(row.health))
   return {
     uuid: row.uuid,
     node: row.node,
@@ -60,6 +64,7 @@ const knownGpuOf = (row: CurrentRow): KnownGpu | undefined => {
     ...(row.driver_version === null ? {} : { driverVersion: row.driver_version }),
     ...(row.cuda_version === null ? {} : { cudaVersion: row.cuda_version }),
     serialShared: row.serial_shared,
+    ...(health === undefined ? {} : { health }),
     firstSeen: row.first_seen,
     lastSeen: row.last_seen,
     lastReported: row.last_reported ?? row.last_seen,
@@ -90,6 +95,8 @@ const upsertRow = (cluster: string, known: KnownGpu): ReadonlyArray<Cell> => [
   known.serialShared,
   known.firstSeen.toISOString(),
   known.lastSeen.toISOString(),
+  known.health?.state ?? null,
+  healthJson(known.health),
   known.nodeUid ?? null,
   known.pod.namespace,
   known.pod.name,
@@ -102,7 +109,7 @@ const statements = (tables: PostgresTables) => {
   const updated = names.filter((name) => name !== "cluster" && name !== "uuid")
   return {
     load: `SELECT uuid, node, machine, provider_id, driver_version, cuda_version, serial_shared, first_seen, last_seen,
-        node_uid, pod_namespace, pod_name, gpu, last_reported
+        node_uid, pod_namespace, pod_name, gpu, last_reported, health
       FROM ${tables.current}
       WHERE cluster = $1 AND removed_at IS NULL AND gpu IS NOT NULL AND pod_namespace IS NOT NULL AND pod_name IS NOT NULL`,
     upsert: `INSERT INTO ${tables.current} AS current (${names.join(", ")}) SELECT * FROM ${unnestOf(upsertColumns)}

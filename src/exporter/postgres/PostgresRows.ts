@@ -1,3 +1,4 @@
+import type { GpuHealth } from "../../domain/GpuHealth.ts"
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 
@@ -29,10 +30,17 @@ export const historyColumns = [
   ["previous_node", "text"],
   ["previous_machine", "text"],
   ["read_time", "timestamptz"],
+  ["health_state", "text"],
+  ["previous_health_state", "text"],
+  ["health", "jsonb"],
 ] as const
 
 /** One value of a row, as the driver sends it. */
 export type Cell = string | number | boolean | null
+
+/** A GPU's health as a `jsonb` value; null when the reading said nothing of it. */
+export const healthJson = (health: GpuHealth | undefined): string | null =>
+  health === undefined ? null : JSON.stringify(health)
 
 const historyRow = (record: GpuRecord): ReadonlyArray<Cell> => [
   record.id,
@@ -56,6 +64,9 @@ const historyRow = (record: GpuRecord): ReadonlyArray<Cell> => [
   record.previousNode ?? null,
   record.previousMachine ?? null,
   record.time,
+  record.health?.state ?? null,
+  record.previousHealthState ?? null,
+  healthJson(record.health),
 ]
 
 /** Rows as column arrays: `columns[i][j]` is column i of row j. */
@@ -84,6 +95,8 @@ export const currentColumns = [
   ["serial_shared", "boolean"],
   ["first_seen", "timestamptz"],
   ["last_seen", "timestamptz"],
+  ["health_state", "text"],
+  ["health", "jsonb"],
 ] as const
 
 /** What a batch does to the current state: the GPUs now somewhere, and those removed. */
@@ -128,6 +141,8 @@ export const currentChanges = (events: ReadonlyArray<InventoryEvent>): CurrentCh
         record.serialShared,
         first,
         record.time,
+        record.health?.state ?? null,
+        healthJson(record.health),
       ])
     }
     if (gone !== undefined) removed.push([gone.cluster, gone.uuid, gone.time])

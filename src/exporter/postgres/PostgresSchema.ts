@@ -72,6 +72,17 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE INDEX IF NOT EXISTS ${indexName(t, "current_shared_idx")} ON ${t.current} (serial) WHERE serial_shared AND removed_at IS NULL`,
     ],
   },
+  {
+    version: 2,
+    description: "health of every event and the last health of every GPU",
+    statements: (t) => [
+      `ALTER TABLE ${t.history} ADD COLUMN IF NOT EXISTS health_state text,
+        ADD COLUMN IF NOT EXISTS previous_health_state text, ADD COLUMN IF NOT EXISTS health jsonb`,
+      `ALTER TABLE ${t.current} ADD COLUMN IF NOT EXISTS health_state text, ADD COLUMN IF NOT EXISTS health jsonb`,
+      `CREATE INDEX IF NOT EXISTS ${indexName(t, "health_idx")} ON ${t.history} (uuid, read_time) WHERE event = 'health'`,
+      `CREATE INDEX IF NOT EXISTS ${indexName(t, "current_health_idx")} ON ${t.current} (cluster, health_state) WHERE removed_at IS NULL AND health_state <> 'ok'`,
+    ],
+  },
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)
@@ -106,24 +117,53 @@ export const migrate = (pool: pg.Pool, tables: PostgresTables): Effect.Effect<Re
     }),
   ).pipe(Effect.map((applied) => applied.flat()))
 
-/** Fails, for good, when the history or the current-state table is missing; nothing is created. */
+/** The columns of each table a later schema version added, which an unmigrated table lacks. */
+const columnsOfLaterVersions = {
+  history: ["health_state", "previous_health_state", "health"],
+  current: ["health_state", "health"],
+} as const
+
+/**
+ * Fails, for good, when the history or the current-state table is missing, or lacks a column a later
+ * schema version added (a table of an older gpu-serials); nothing is created or altered.
+ */
 export const checkTables = (pool: pg.Pool, tables: PostgresTables): Effect.Effect<void, PostgresFailure> =>
-  transaction(pool, (client) =>
-    client.query<{ history: string | null; current: string | null }>(
+  transaction(pool, async (client) => {
+    const found = await client.query<{ history: string | null; current: string | null }>(
       "SELECT to_regclass($1)::text AS history, to_regclass($2)::text AS current",
       [tables.history, tables.current],
-    ),
-  ).pipe(
-    Effect.flatMap((result) => {
-      const row = result.rows[0]
+    )
+    const columns = await client.query<{ relation: string; name: string }>(
+      `SELECT CASE WHEN attrelid = to_regclass($1) THEN 'history' ELSE 'current' END AS relation, attname AS name
+        FROM pg_attribute WHERE attrelid IN (to_regclass($1), to_regclass($2)) AND attnum > 0 AND NOT attisdropped`,
+      [tables.history, tables.current],
+    )
+    return { tables: found.rows[0], columns: columns.rows }
+  }).pipe(
+    Effect.flatMap((found) => {
       const missing = [
-        ...(row?.history == null ? [tables.display] : []),
-        ...(row?.current == null ? [`${tables.display}_current`] : []),
+        ...(found.tables?.history == null ? [tables.display] : []),
+        ...(found.tables?.current == null ? [`${tables.display}_current`] : []),
       ]
-      return missing.length === 0
+      if (missing.length > 0) {
+        return Effect.fail<PostgresFailure>({
+          message: `postgres table ${missing.join(" and ")} does not exist (set POSTGRES_AUTO_MIGRATE=true to create it)`,
+          retryable: false,
+        })
+      }
+      const has = new Set(found.columns.map((column) => `${column.relation}.${column.name}`))
+      const lacking = [
+        ...columnsOfLaterVersions.history
+          .filter((name) => !has.has(`history.${name}`))
+          .map((name) => `${tables.display}.${name}`),
+        ...columnsOfLaterVersions.current
+          .filter((name) => !has.has(`current.${name}`))
+          .map((name) => `${tables.display}_current.${name}`),
+      ]
+      return lacking.length === 0
         ? Effect.void
         : Effect.fail<PostgresFailure>({
-            message: `postgres table ${missing.join(" and ")} does not exist (set POSTGRES_AUTO_MIGRATE=true to create it)`,
+            message: `postgres table lacks column ${lacking.join(", ")} of schema version ${latestVersion} (set POSTGRES_AUTO_MIGRATE=true once to migrate it)`,
             retryable: false,
           })
     }),

@@ -33,7 +33,7 @@ inventoryStoreContract({
   kind: "nats-kv",
   storeSetting: "nats",
   backendOfClusters: "sharing one KV bucket",
-  capabilities: { keepsDeletedNodes: true, keepsReadingFacts: true },
+  capabilities: { keepsDeletedNodes: true, keepsReadingFacts: true, keepsHealth: true },
   backend: () =>
     Effect.gen(function* () {
       const bucket = `contract_${++buckets}`

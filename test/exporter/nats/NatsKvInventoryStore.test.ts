@@ -67,6 +67,29 @@ const storedValue = (bucket: string, key: string) =>
   })
 
 describe("NATS KV inventory store", () => {
+  it.live("keeps a GPU's last health in its location value, under its uuid and its serial, and gives it back", () =>
+    Effect.gen(function* () {
+      const [gpu] = hostGpus("h", 1)
+      if (gpu === undefined) return
+      const time = new Date("2026-01-01T00:00:00Z")
+      const health = {
+        state: "failed",
+        reasons: ["row-remap-failure"],
+        rmaEligible: true,
+        remappedRows: { correctable: 0, uncorrectable: 3, pending: false, failure: true },
+        pcie: { linkWidth: { current: 16, max: 16 } },
+      } as const
+      const store = yield* storeOf("health")
+      yield* store.apply([upsert({ ...knownAt(gpu, nodeA, time), health })])
+      const byUuid = JSON.parse((yield* storedValue("health", `prod-eu.uuid.${gpu.uuid}`)) ?? "{}")
+      const bySerial = JSON.parse((yield* storedValue("health", `prod-eu.serial.${gpu.serial}.${gpu.uuid}`)) ?? "{}")
+      assert.deepStrictEqual(byUuid.health, health)
+      assert.deepStrictEqual(bySerial.health, health)
+      const [loaded] = yield* (yield* storeOf("health")).load
+      assert.deepStrictEqual(loaded?.health, health)
+    }),
+  )
+
   it.live("lets one of two concurrent writers win and the other write again against the new revision", () =>
     Effect.gen(function* () {
       const [gpu] = hostGpus("a", 1)

@@ -1,9 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { afterAll, beforeAll } from "vitest"
+import type { GpuHealth } from "../../../src/domain/GpuHealth.ts"
+import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import * as PostgresExporter from "../../../src/exporter/postgres/PostgresExporter.ts"
 import * as PostgresPool from "../../../src/exporter/postgres/PostgresPool.ts"
-import { latestVersion, migrate } from "../../../src/exporter/postgres/PostgresSchema.ts"
+import { latestVersion, migrate, migrations } from "../../../src/exporter/postgres/PostgresSchema.ts"
 import * as PostgresSink from "../../../src/exporter/postgres/PostgresSink.ts"
 import { postgresTables } from "../../../src/exporter/postgres/PostgresTables.ts"
 import { addedEvent, addedEvents } from "../InventoryEvents.ts"
@@ -34,13 +36,23 @@ describe("postgres exporter", () => {
     Effect.gen(function* () {
       const pool = yield* poolOf()
       const tables = postgresTables("inventory", "twice")
-      assert.deepStrictEqual(yield* migrate(pool, tables), [latestVersion])
+      const every = migrations.map((migration) => migration.version)
+      assert.deepStrictEqual(yield* migrate(pool, tables), every)
       assert.deepStrictEqual(yield* migrate(pool, tables), [])
       const racing = postgresTables("inventory", "racing")
       const outcomes = yield* Effect.all([migrate(pool, racing), migrate(pool, racing)], { concurrency: 2 })
-      assert.deepStrictEqual(outcomes.flat(), [latestVersion])
-      const versions = yield* Effect.promise(() => database.query("SELECT version FROM inventory.racing_migrations"))
-      assert.deepStrictEqual(versions.rows, [{ version: latestVersion }])
+      assert.deepStrictEqual(
+        outcomes.flat().sort((a, b) => a - b),
+        every,
+      )
+      const versions = yield* Effect.promise(() =>
+        database.query("SELECT version FROM inventory.racing_migrations ORDER BY version"),
+      )
+      assert.deepStrictEqual(
+        versions.rows,
+        every.map((version) => ({ version })),
+      )
+      assert.strictEqual(latestVersion, 2)
     }).pipe(Effect.scoped),
   )
 
@@ -122,6 +134,87 @@ describe("postgres exporter", () => {
       assert.deepStrictEqual(rows.rows, [{ node: "gpu-node-new" }])
       assert.strictEqual(yield* Effect.promise(() => count("late")), 2)
     }).pipe(Effect.scoped),
+  )
+
+  it.live("writes each event's health, the state before a health change, and the GPU's last health", () =>
+    Effect.gen(function* () {
+      const config = exporterConfig(database.connection, { table: "healthy" })
+      const exporter = yield* PostgresExporter.factory.create(config, createSettings)
+      const pending: GpuHealth = {
+        state: "degraded",
+        reasons: ["row-remap-pending"],
+        rmaEligible: false,
+        remappedRows: { correctable: 0, uncorrectable: 1, pending: true, failure: false },
+        vbios: "96.00.99.00.01",
+      }
+      const withHealth = (event: InventoryEvent, health: GpuHealth, previous?: GpuHealth["state"]) => ({
+        ...event,
+        record: {
+          ...event.record,
+          health,
+          ...(previous === undefined ? {} : { previousHealthState: previous }),
+        },
+      })
+      const added = withHealth(addedEvent(4), { state: "ok", reasons: [], rmaEligible: false })
+      const turned = withHealth(eventOf(4, "health", "2025-06-02T08:00:00.000Z"), pending, "ok")
+      yield* exporter.export([added, turned, addedEvent(5)])
+      yield* exporter.flush("10 seconds")
+
+      const history = yield* Effect.promise(() =>
+        database.query("SELECT event, health_state, previous_health_state, health FROM healthy ORDER BY read_time, id"),
+      )
+      assert.deepStrictEqual(history.rows, [
+        { event: "added", health_state: "ok", previous_health_state: null, health: added.record.health },
+        { event: "added", health_state: null, previous_health_state: null, health: null },
+        { event: "health", health_state: "degraded", previous_health_state: "ok", health: pending },
+      ])
+      const current = yield* Effect.promise(() =>
+        database.query("SELECT uuid, health_state, health FROM healthy_current ORDER BY uuid"),
+      )
+      assert.deepStrictEqual(
+        current.rows.map((row) => [row.health_state, row.health]),
+        [
+          ["degraded", pending],
+          [null, null],
+        ],
+      )
+    }).pipe(Effect.scoped),
+  )
+
+  it.live(
+    "refuses a table of schema version 1 when auto-migrate is off, naming the missing columns; auto-migrate adds them",
+    () =>
+      Effect.gen(function* () {
+        const pool = yield* poolOf()
+        const tables = postgresTables("public", "older")
+        const [first] = migrations
+        if (first === undefined) return yield* Effect.die(new Error("no migrations"))
+        for (const statement of first.statements(tables)) yield* Effect.promise(() => database.query(statement))
+
+        const refused = yield* startFailure(exporterConfig(database.connection, { table: "older", autoMigrate: false }))
+        assert.strictEqual(
+          refused.message,
+          "postgres public.older: postgres table lacks column public.older.health_state, public.older.previous_health_state, public.older.health, public.older_current.health_state, public.older_current.health of schema version 2 (set POSTGRES_AUTO_MIGRATE=true once to migrate it)",
+        )
+
+        // As gpu-serials of schema version 1 left it: the tables, and version 1 recorded as applied.
+        yield* Effect.promise(async () => {
+          await database.query(
+            "CREATE TABLE older_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+          )
+          await database.query("INSERT INTO older_migrations (version, description) VALUES (1, $1)", [
+            first.description,
+          ])
+        })
+        assert.deepStrictEqual(yield* migrate(pool, tables), [2])
+        const exporter = yield* PostgresExporter.factory.create(
+          exporterConfig(database.connection, { table: "older", autoMigrate: false }),
+          createSettings,
+        )
+        yield* exporter.export([addedEvent(1)])
+        yield* exporter.flush("10 seconds")
+        assert.strictEqual(yield* Effect.promise(() => count("older WHERE health IS NULL")), 1)
+      }).pipe(Effect.scoped),
   )
 
   it.live("refuses to start without its tables when auto-migrate is off, and says how to create them", () =>

@@ -21,7 +21,7 @@ inventoryStoreContract({
   kind: "postgres",
   storeSetting: "postgres",
   backendOfClusters: "sharing the same tables",
-  capabilities: { keepsDeletedNodes: true, keepsReadingFacts: true },
+  capabilities: { keepsDeletedNodes: true, keepsReadingFacts: true, keepsHealth: true },
   backend: () =>
     Effect.sync(() => {
       // The database, dropped once the file ran, takes every scenario's tables with it.

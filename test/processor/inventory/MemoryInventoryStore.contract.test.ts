@@ -6,7 +6,7 @@ inventoryStoreContract({
   kind: "memory",
   storeSetting: "memory",
   backendOfClusters: "each in the memory of its own process",
-  capabilities: { keepsDeletedNodes: true, keepsReadingFacts: true },
+  capabilities: { keepsDeletedNodes: true, keepsReadingFacts: true, keepsHealth: true },
   // The backend is one process per cluster: every run is a processor restarted within that process, on its memory.
   backend: (clusters) =>
     Effect.gen(function* () {

@@ -86,7 +86,7 @@ inventoryStoreContract({
   storeSetting: "node-labels",
   backendOfClusters: "each with its own API server",
   // A deleted node takes its labels with it; labels keep UUID, index, serial and chassis, not product or driver.
-  capabilities: { keepsDeletedNodes: false, keepsReadingFacts: false },
+  capabilities: { keepsDeletedNodes: false, keepsReadingFacts: false, keepsHealth: false },
   backend: (clusters) =>
     Effect.gen(function* () {
       const simulated = new Map<string, SimulatedCluster>()
