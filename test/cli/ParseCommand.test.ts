@@ -67,10 +67,52 @@ describeWithFixtures("gpu-serials parse on the real captures", () => {
     })
     expect(run.status).toBe(0)
     const [header, ...rows] = run.stdout.trimEnd().split("\n")
-    expect(header).toMatch(/^INDEX\s+UUID\s+SERIAL\s+PRODUCT\s+PCI BUS ID\s+MODULE\s+MIG\s+CHASSIS$/)
+    expect(header).toMatch(/^INDEX\s+UUID\s+SERIAL\s+PRODUCT\s+PCI BUS ID\s+MODULE\s+MIG\s+CHASSIS\s+HEALTH$/)
     expect(rows).toHaveLength(4)
     expect(rows.every((row) => row.includes("*"))).toBe(true)
     expect(rows.map((row) => row.indexOf("Tesla K80"))).toEqual(rows.map(() => header?.indexOf("PRODUCT")))
+  })
+
+  it("shows each GPU's health in the table: the state, the reasons when not ok, and (RMA) for a board to return", () => {
+    // The real H100 capture with the first GPU's row remap failed and the second's pending on a x8 link.
+    const gpus = readFixture(h100).toString("utf8").split("<gpu id=")
+    const condition = (gpu: string, remap: { pending: string; failure: string }, width = "16x") =>
+      gpu
+        .replace(
+          "<remapped_row_pending>No</remapped_row_pending>",
+          `<remapped_row_pending>${remap.pending}</remapped_row_pending>`,
+        )
+        .replace(
+          "<remapped_row_failure>No</remapped_row_failure>",
+          `<remapped_row_failure>${remap.failure}</remapped_row_failure>`,
+        )
+        .replace("<current_link_width>16x</current_link_width>", `<current_link_width>${width}</current_link_width>`)
+    const capture = [
+      gpus[0],
+      condition(gpus[1] ?? "", { pending: "No", failure: "Yes" }),
+      condition(gpus[2] ?? "", { pending: "Yes", failure: "No" }, "8x"),
+      ...gpus.slice(3),
+    ].join("<gpu id=")
+    const run = gpuSerials(["parse", "-", "--format", "table"], { input: capture })
+    expect(run.status).toBe(0)
+    const [header = "", ...rows] = run.stdout.trimEnd().split("\n")
+    const health = rows.map((row) => row.slice(header.indexOf("HEALTH")))
+    expect(health).toEqual([
+      "failed: row-remap-failure (RMA)",
+      "degraded: row-remap-pending,pcie-width-reduced",
+      ...Array.from({ length: 6 }, () => "ok"),
+    ])
+    // The JSON records carry the same verdict.
+    const records = jsonLines(gpuSerials(["parse", "-"], { input: capture }).stdout)
+    expect(records[0]).toMatchObject({ health: { state: "failed", reasons: ["row-remap-failure"], rmaEligible: true } })
+  })
+
+  it("shows - as the health of GPUs whose capture says nothing of their condition", () => {
+    const run = gpuSerials(["parse", fixture("tesla-p100-query-gpu-uuid-netdata.csv"), "--format", "table"])
+    expect(run.status).toBe(0)
+    const [header = "", row = ""] = run.stdout.trimEnd().split("\n")
+    expect(header).toMatch(/HEALTH$/)
+    expect(row.slice(header.indexOf("HEALTH"))).toBe("-")
   })
 
   it("reads --query-gpu CSV with a header", () => {

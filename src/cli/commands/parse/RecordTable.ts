@@ -1,4 +1,5 @@
 import type { GpuRecord } from "../../../domain/GpuRecord.ts"
+import { healthText } from "../../HealthText.ts"
 import { terminalText } from "../../TerminalText.ts"
 
 interface Column {
@@ -20,11 +21,14 @@ const columns: ReadonlyArray<Column> = [
   { title: "MODULE", value: (record) => (record.moduleId === undefined ? absent : String(record.moduleId)) },
   { title: "MIG", value: (record) => record.migMode ?? absent },
   { title: "CHASSIS", value: (record) => (record.chassis === "" ? absent : record.chassis) },
+  // Last: its reasons make it the widest cell, and the last one is not padded.
+  { title: "HEALTH", value: (record) => healthText(record.health) },
 ]
 
 /**
- * Records as an aligned text table, one GPU a row; `*` marks a serial another GPU shares. Control
- * characters in a value are shown escaped.
+ * Records as an aligned text table, one GPU a row; `*` marks a serial another GPU shares; HEALTH is the
+ * verdict on the GPU's condition (`-` when the capture says nothing of it). Control characters in a
+ * value are shown escaped.
  */
 export const recordTable = (records: ReadonlyArray<GpuRecord>): string => {
   const rows = [
