@@ -19,6 +19,15 @@ const longestSpelling = Math.max(...Array.from(notAvailableSpellings, (spelling)
  * "not available": `N/A`, `[N/A]`, empty, `Not Found`, `None`, `Unknown Error`, any bracketed sentinel...
  */
 export const availableValue = (raw: string | undefined): string | undefined => {
+  const value = printedValue(raw)
+  return value === undefined ? undefined : detached(value)
+}
+
+/**
+ * What `availableValue` gives, still sharing memory with the output it was cut from: for a value that is
+ * turned into a number or a flag at once, never for one that is kept.
+ */
+export const printedValue = (raw: string | undefined): string | undefined => {
   if (raw === undefined) {
     return undefined
   }
@@ -32,7 +41,7 @@ export const availableValue = (raw: string | undefined): string | undefined => {
   if (value.length <= longestSpelling && notAvailableSpellings.has(value.toLowerCase())) {
     return undefined
   }
-  return detached(value)
+  return value
 }
 
 /**

@@ -8,7 +8,7 @@ import type {
   RemappedRows,
   RetiredPages,
 } from "../domain/GpuHealth.ts"
-import { availableValue, gpuConditionOf } from "./NotAvailable.ts"
+import { availableValue, gpuConditionOf, printedValue } from "./NotAvailable.ts"
 
 /**
  * The health values nvidia-smi printed for one GPU, as printed, keyed by what they mean whichever output
@@ -61,41 +61,131 @@ export type ReportedHealthField =
   | "fabricSummary"
   | "vbios"
 
-export type ReportedHealth = { [Field in ReportedHealthField]?: string }
+export type ReportedHealth = { [Field in ReportedHealthField]?: string | undefined }
+
+/**
+ * A record to fill as the output is read, every field already in place: filling a record whose fields are
+ * added one by one, in any order, costs several times more per value.
+ */
+export const emptyReportedHealth = (): { -readonly [Field in ReportedHealthField]: string | undefined } => ({
+  retiredSingleBit: undefined,
+  retiredDoubleBit: undefined,
+  retiredPending: undefined,
+  retiredPendingBlacklist: undefined,
+  remappedCorrectable: undefined,
+  remappedUncorrectable: undefined,
+  remappedPending: undefined,
+  remappedFailure: undefined,
+  eccMode: undefined,
+  volatileCorrectable: undefined,
+  volatileUncorrectable: undefined,
+  aggregateCorrectable: undefined,
+  aggregateUncorrectable: undefined,
+  volatileSramCorrectable: undefined,
+  volatileDramCorrectable: undefined,
+  volatileSramUncorrectable: undefined,
+  volatileSramUncorrectableParity: undefined,
+  volatileSramUncorrectableSecded: undefined,
+  volatileDramUncorrectable: undefined,
+  aggregateSramCorrectable: undefined,
+  aggregateDramCorrectable: undefined,
+  aggregateSramUncorrectable: undefined,
+  aggregateSramUncorrectableParity: undefined,
+  aggregateSramUncorrectableSecded: undefined,
+  aggregateDramUncorrectable: undefined,
+  recoveryAction: undefined,
+  resetRequired: undefined,
+  drainAndResetRecommended: undefined,
+  linkGenCurrent: undefined,
+  linkGenMax: undefined,
+  linkWidthCurrent: undefined,
+  linkWidthMax: undefined,
+  replays: undefined,
+  hwSlowdown: undefined,
+  hwThermalSlowdown: undefined,
+  hwPowerBrakeSlowdown: undefined,
+  swThermalSlowdown: undefined,
+  fabricState: undefined,
+  fabricStatus: undefined,
+  fabricCliqueId: undefined,
+  fabricClusterUuid: undefined,
+  fabricSummary: undefined,
+  vbios: undefined,
+})
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
-const count = /^\d{1,15}$/
-const linkWidth = /^(\d{1,3})x?$/i
+const isBlank = (code: number): boolean => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d
 
-/** A counter as printed (`0`, `12`), else absent (`N/A`, `-1`, `12 bank(s)`). */
-const countOf = (raw: string | undefined): number | undefined => {
-  const value = availableValue(raw)
-  return value !== undefined && count.test(value) ? Number(value) : undefined
+/**
+ * A whole number printed alone, with blanks around it at most (`0`, ` 12 `), and with `suffix` after it when
+ * given (`16x`); else absent (`N/A`, `-1`, `12 bank(s)`). Read character by character: there is one per
+ * value of every GPU, and digits are never one of the "not available" spellings.
+ */
+const wholeOf = (raw: string | undefined, suffix?: number): number | undefined => {
+  if (raw === undefined) return undefined
+  let start = 0
+  let end = raw.length
+  while (start < end && isBlank(raw.charCodeAt(start))) start++
+  while (end > start && isBlank(raw.charCodeAt(end - 1))) end--
+  if (suffix !== undefined && end > start && (raw.charCodeAt(end - 1) | 0x20) === suffix) end--
+  if (end === start || end - start > 15) return undefined
+  let value = 0
+  for (let at = start; at < end; at++) {
+    const digit = raw.charCodeAt(at) - 0x30
+    if (digit < 0 || digit > 9) return undefined
+    value = value * 10 + digit
+  }
+  return value
 }
+
+const countOf = (raw: string | undefined): number | undefined => wholeOf(raw)
 
 /** `16x` (XML) or `16` (CSV). */
-const linkWidthOf = (raw: string | undefined): number | undefined => {
-  const match = linkWidth.exec(availableValue(raw) ?? "")
-  return match?.[1] === undefined ? undefined : Number(match[1])
-}
+const linkWidthOf = (raw: string | undefined): number | undefined => wholeOf(raw, 0x78)
 
+/** `yes` and `no` as nvidia-smi prints them, in any case; anything else, not available included, is absent. */
 const flagOf = (raw: string | undefined, yes: string, no: string): boolean | undefined => {
-  const value = availableValue(raw)?.toLowerCase()
-  return value === yes ? true : value === no ? false : undefined
+  if (raw === undefined) return undefined
+  if (raw === yes) return true
+  if (raw === no) return false
+  if (raw.length > 40) return undefined
+  const value = raw.trim().toLowerCase()
+  return value === yes.toLowerCase() ? true : value === no.toLowerCase() ? false : undefined
 }
 
-const yesNoOf = (raw: string | undefined): boolean | undefined => flagOf(raw, "yes", "no")
+const yesNoOf = (raw: string | undefined): boolean | undefined => flagOf(raw, "Yes", "No")
+
+/** The names nvidia-smi prints most, as their constant lower-case dashed spelling. */
+const dashedSpellings: ReadonlyMap<string, string> = new Map(
+  [
+    "Completed",
+    "In Progress",
+    "Not Started",
+    "Not Supported",
+    "Success",
+    "Healthy",
+    "Unhealthy",
+    "Degraded Bandwidth",
+    "Limited Capacity",
+    "Reset",
+    "Reboot",
+    "Drain P2P",
+    "Drain and Reset",
+  ].map((printed) => [printed, printed.toLowerCase().replaceAll(" ", "-")]),
+)
 
 /** `Completed` → `completed`, `In Progress` → `in-progress`, `Limited Capacity` → `limited-capacity`. */
 const dashedOf = (raw: string | undefined): string | undefined => {
-  const value = availableValue(raw)
-  return value === undefined
-    ? undefined
-    : value
-        .toLowerCase()
-        .replace(/[^a-z0-9]+/g, "-")
-        .replace(/^-|-$/g, "")
+  const value = printedValue(raw)
+  if (value === undefined) return undefined
+  const known = dashedSpellings.get(value)
+  if (known !== undefined) return known
+  const dashed = value
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "")
+  return dashed === "" ? undefined : availableValue(dashed)
 }
 
 const recoveryActionAliases: ReadonlyMap<string, string> = new Map([
@@ -117,7 +207,7 @@ const recoveryActionOf = (reported: ReportedHealth): string | undefined => {
   }
   // `None` is the action itself here, not one of the "not available" spellings.
   const action = reported.recoveryAction?.trim().toLowerCase() === "none" ? "none" : dashedOf(reported.recoveryAction)
-  if (action !== undefined && action !== "") {
+  if (action !== undefined) {
     return recoveryActionAliases.get(action) ?? action
   }
   const resetRequired = yesNoOf(reported.resetRequired)
@@ -163,7 +253,7 @@ const remappedRowsOf = (reported: ReportedHealth): RemappedRows | undefined => {
 
 const eccOf = (reported: ReportedHealth): EccCounters | undefined => {
   const ecc: Mutable<EccCounters> = {}
-  const enabled = flagOf(reported.eccMode, "enabled", "disabled")
+  const enabled = flagOf(reported.eccMode, "Enabled", "Disabled")
   if (enabled !== undefined) ecc.enabled = enabled
   const volatileUncorrectable =
     countOf(reported.volatileUncorrectable) ??
@@ -222,7 +312,7 @@ const clockEventFields: ReadonlyArray<readonly [ReportedHealthField, ClockEvent]
 const clockEventsOf = (reported: ReportedHealth): ReadonlyArray<ClockEvent> | undefined => {
   let events: Array<ClockEvent> | undefined
   for (const [field, event] of clockEventFields) {
-    const active = flagOf(reported[field], "active", "not active")
+    const active = flagOf(reported[field], "Active", "Not Active")
     if (active !== undefined) {
       events ??= []
       if (active) events.push(event)
@@ -234,15 +324,15 @@ const clockEventsOf = (reported: ReportedHealth): ReadonlyArray<ClockEvent> | un
 const fabricOf = (reported: ReportedHealth): FabricState | undefined => {
   const fabric: Mutable<FabricState> = {}
   const state = dashedOf(reported.fabricState)
-  if (state) fabric.state = state
+  if (state !== undefined) fabric.state = state
   const status = dashedOf(reported.fabricStatus)
-  if (status) fabric.status = status
+  if (status !== undefined) fabric.status = status
   const cliqueId = availableValue(reported.fabricCliqueId)
   if (cliqueId !== undefined) fabric.cliqueId = cliqueId
   const clusterUuid = availableValue(reported.fabricClusterUuid)
   if (clusterUuid !== undefined) fabric.clusterUuid = clusterUuid
   const summary = dashedOf(reported.fabricSummary)
-  if (summary) fabric.summary = summary
+  if (summary !== undefined) fabric.summary = summary
   return presentOrAbsent(fabric)
 }
 

@@ -16,7 +16,7 @@ import { outputExcerpt } from "./OutputExcerpt.ts"
 import { outputLimits } from "./OutputLimits.ts"
 import { preambleLineOf } from "./PreambleLine.ts"
 import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
-import type { ReportedHealthField } from "./ReportedHealth.ts"
+import { emptyReportedHealth, type ReportedHealthField } from "./ReportedHealth.ts"
 import { type ReportedReading, readingOf } from "./ReportedReading.ts"
 
 export const defaultMaxOutputBytes = 8 * 1024 * 1024
@@ -40,15 +40,17 @@ const rootFields: ReadonlyMap<string, RootField> = new Map([
 
 const legacyModuleIdElement = "gpu_module_id"
 
-/** Where a kept value goes: an identity field of the GPU, or one of its health values. */
+/** Where a kept value goes: an identity field of the GPU, the module id of old drivers, or a health value. */
 type Kept =
   | { readonly _tag: "gpu"; readonly key: ReportedGpuField }
+  | { readonly _tag: "legacy-module-id"; readonly key: string }
   | { readonly _tag: "health"; readonly key: ReportedHealthField }
 
-/** The elements kept below one element of a `<gpu>`: leaves whose text is read, and sections to descend into. */
+/** An element of a `<gpu>` whose children are kept: the leaves whose text is read, and sections to descend into. */
 interface Section {
-  readonly leaves: ReadonlyMap<string, Kept>
-  readonly sections: ReadonlyMap<string, Section>
+  readonly _tag: "section"
+  /** One lookup per child element: most children of a kept section are neither. */
+  readonly children: ReadonlyMap<string, Kept | Section>
 }
 
 const identity = (key: ReportedGpuField): Kept => ({ _tag: "gpu", key })
@@ -57,7 +59,7 @@ const health = (key: ReportedHealthField): Kept => ({ _tag: "health", key })
 const section = (
   leaves: ReadonlyArray<readonly [string, Kept]>,
   sections: ReadonlyArray<readonly [string, Section]> = [],
-): Section => ({ leaves: new Map(leaves), sections: new Map(sections) })
+): Section => ({ _tag: "section", children: new Map<string, Kept | Section>([...leaves, ...sections]) })
 
 const eccCounters = (scope: "volatile" | "aggregate"): Section =>
   section(
@@ -92,6 +94,7 @@ const gpuElement: Section = section(
     ["uuid", identity("uuid")],
     ["vbios_version", health("vbios")],
     ["gpu_recovery_action", health("recoveryAction")],
+    [legacyModuleIdElement, { _tag: "legacy-module-id", key: legacyModuleIdElement }],
   ],
   [
     [
@@ -224,7 +227,7 @@ interface SaxesBuffers {
 
 interface GpuDraft {
   readonly reported: { -readonly [Field in ReportedGpuField]?: string }
-  health: { -readonly [Field in ReportedHealthField]?: string } | undefined
+  readonly health: ReturnType<typeof emptyReportedHealth>
   readonly busIdAttribute: string | undefined
   legacyModuleId: string | undefined
 }
@@ -274,6 +277,8 @@ export class XmlReadingParser {
     this.sax.on("opentag", this.openElement)
     this.sax.on("closetag", this.closeElement)
     this.sax.on("error", this.rejectDocument)
+    // A value given as a CDATA section is text, under the same limit; outside a kept value it is ignored.
+    this.sax.on("cdata", this.collectCdata)
   }
 
   write(chunk: Uint8Array | string): void {
@@ -473,13 +478,16 @@ export class XmlReadingParser {
     if (parent === undefined) {
       return
     }
-    const kept = parent.leaves.get(name)
-    if (kept !== undefined) {
-      this.startCapture(kept._tag, kept.key, depth)
-    } else if (depth === gpuChildDepth && name === legacyModuleIdElement) {
-      this.startCapture("legacy-module-id", name, depth)
-    } else if (depth < sectionSlots) {
-      this.sections[depth] = parent.sections.get(name)
+    const child = parent.children.get(name)
+    if (child === undefined) {
+      return
+    }
+    if (child._tag === "section") {
+      if (depth < sectionSlots) {
+        this.sections[depth] = child
+      }
+    } else {
+      this.startCapture(child._tag, child.key, depth)
     }
   }
 
@@ -492,7 +500,7 @@ export class XmlReadingParser {
       this.finishCapture()
     }
     if (depth >= gpuChildDepth) {
-      if (depth < sectionSlots) {
+      if (depth < sectionSlots && this.sections[depth] !== undefined) {
         this.sections[depth] = undefined
       }
     } else if (depth === 1 && this.gpu !== undefined) {
@@ -509,7 +517,7 @@ export class XmlReadingParser {
     } else if (busIdAttribute !== undefined && busIdAttribute.length > outputLimits.maxValueLength) {
       this.fail(`the id of a <gpu> is longer than ${outputLimits.maxValueLength} characters`)
     } else {
-      this.gpu = { reported: {}, health: undefined, busIdAttribute, legacyModuleId: undefined }
+      this.gpu = { reported: {}, health: emptyReportedHealth(), busIdAttribute, legacyModuleId: undefined }
     }
   }
 
@@ -520,6 +528,12 @@ export class XmlReadingParser {
     this.captured += text
     if (this.captured.length > outputLimits.maxValueLength) {
       this.fail(`the value of ${this.captureKey} is longer than ${outputLimits.maxValueLength} characters`)
+    }
+  }
+
+  private readonly collectCdata = (text: string): void => {
+    if (this.capture !== "none") {
+      this.collectText(text)
     }
   }
 
@@ -541,14 +555,12 @@ export class XmlReadingParser {
     this.captureKey = key
     this.captureDepth = depth
     this.captured = ""
-    // A value given as a CDATA section is text, under the same limit.
+    // Text is reported only while a value is kept: the XML reader then skips the whitespace between elements.
     this.sax.on("text", this.collectText)
-    this.sax.on("cdata", this.collectText)
   }
 
   private finishCapture(): void {
     this.sax.off("text")
-    this.sax.off("cdata")
     const value = this.captured
     const key = this.captureKey
     this.captured = ""
@@ -563,7 +575,6 @@ export class XmlReadingParser {
         break
       case "health":
         if (this.gpu !== undefined) {
-          this.gpu.health ??= {}
           this.gpu.health[key as ReportedHealthField] ??= value
         }
         break
@@ -617,7 +628,7 @@ const completeGpu = (draft: GpuDraft): ReportedGpu => {
   if (isAbsent(reported.moduleId) && draft.legacyModuleId !== undefined) {
     reported.moduleId = draft.legacyModuleId
   }
-  return draft.health === undefined ? reported : { ...reported, health: draft.health }
+  return { ...reported, health: draft.health }
 }
 
 const isAbsent = (raw: string | undefined): boolean =>
