@@ -2,6 +2,7 @@ import { type HrTime, SeverityNumber } from "@opentelemetry/api"
 import type { InstrumentationScope } from "@opentelemetry/core"
 import type { Resource } from "@opentelemetry/resources"
 import type { ReadableLogRecord } from "@opentelemetry/sdk-logs"
+import type { GpuRecord } from "../../domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import type { InventoryEventKind } from "../../domain/InventoryEventKind.ts"
 import { gpuLogAttributes } from "./GpuLogAttributes.ts"
@@ -9,13 +10,22 @@ import { gpuLogAttributes } from "./GpuLogAttributes.ts"
 /** `EventName` of a GPU event's log record. */
 export const gpuEventName = (kind: InventoryEventKind): string => `gpu.inventory.${kind}`
 
-/** A GPU leaving a node (`moved`, `removed`) is worth a look; the rest is routine. */
-const severityOf = (kind: InventoryEventKind): { readonly number: SeverityNumber; readonly text: string } =>
-  kind === "moved" || kind === "removed"
-    ? { number: SeverityNumber.WARN, text: "WARN" }
-    : { number: SeverityNumber.INFO, text: "INFO" }
+const warn = { number: SeverityNumber.WARN, text: "WARN" } as const
+const info = { number: SeverityNumber.INFO, text: "INFO" } as const
 
-/** The readable line a log viewer shows: `GPU <serial> (<uuid>) added on <node>`. */
+/**
+ * A GPU leaving a node (`moved`, `removed`) or turning degraded or failed is worth a look; one back to
+ * ok, and the rest, is routine.
+ */
+const severityOf = (record: GpuRecord): { readonly number: SeverityNumber; readonly text: string } => {
+  if (record.event === "health") return record.health?.state === "ok" ? info : warn
+  return record.event === "moved" || record.event === "removed" ? warn : info
+}
+
+/**
+ * The readable line a log viewer shows: `GPU <serial> (<uuid>) added on <node>`, or for a health change
+ * `GPU <serial> (<uuid>) health degraded (row-remap-pending) on <node>`.
+ */
 export const gpuEventBody = (event: InventoryEvent): string => {
   const { record } = event
   const gpu = record.gpu === "" ? `GPU ${record.uuid}` : `GPU ${record.gpu} (${record.uuid})`
@@ -24,6 +34,11 @@ export const gpuEventBody = (event: InventoryEvent): string => {
       return `${gpu} moved from ${record.previousNode ?? "an unknown node"} to ${record.node}`
     case "removed":
       return `${gpu} removed from ${record.node}`
+    case "health": {
+      if (record.health === undefined) return `${gpu} health changed on ${record.node}`
+      const reasons = record.health.reasons.length === 0 ? "" : ` (${record.health.reasons.join(", ")})`
+      return `${gpu} health ${record.health.state}${reasons} on ${record.node}`
+    }
     default:
       return `${gpu} ${record.event} on ${record.node}`
   }
@@ -55,7 +70,7 @@ export const gpuInventoryScope: InstrumentationScope = { name: "gpu-serials/inve
  * reading's time; `observedMillis` is when the exporter took it.
  */
 export const gpuLogRecord = (event: InventoryEvent, resource: Resource, observedMillis: number): ReadableLogRecord => {
-  const severity = severityOf(event.record.event)
+  const severity = severityOf(event.record)
   return {
     ...recordTimes(event, observedMillis),
     severityNumber: severity.number,

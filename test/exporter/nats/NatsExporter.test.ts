@@ -97,6 +97,41 @@ describe("nats exporter", () => {
     }).pipe(Effect.scoped),
   )
 
+  it.live(
+    "publishes a health change on <prefix>.<cluster>.<node>.health, from the node the GPU is on, with its health",
+    () =>
+      Effect.gen(function* () {
+        const received: Array<Msg> = []
+        const subscription = observer.subscribe("health.prod-eu.*.health", {
+          callback: (_error, message) => {
+            received.push(message)
+          },
+        })
+        yield* Effect.promise(() => observer.flush())
+        const exporter = yield* fastRetries.create(configFor({ subjectPrefix: "health" }), { ...settings, id: "nats" })
+        const base = addedEvent(4)
+        const turned = {
+          ...base,
+          record: {
+            ...base.record,
+            event: "health" as const,
+            id: "id-4-health",
+            health: { state: "failed" as const, reasons: ["row-remap-failure"], rmaEligible: true },
+            previousHealthState: "degraded" as const,
+          },
+        }
+        yield* exporter.export([base, turned])
+        yield* sentAll(exporter, 2)
+        yield* eventually(
+          Effect.sync(() => received.length),
+          (count) => count === 1,
+        )
+        subscription.unsubscribe()
+        assert.strictEqual(received[0]?.subject, "health.prod-eu.gpu-node-4.health")
+        assert.deepStrictEqual(received[0]?.json(), turned.record)
+      }).pipe(Effect.scoped),
+  )
+
   it.live("creates the stream and stores the same record once when it is published twice", () =>
     Effect.gen(function* () {
       const exporter = yield* fastRetries.create(configFor({ subjectPrefix: "dedupe", stream: "DEDUPE" }), {

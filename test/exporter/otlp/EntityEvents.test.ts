@@ -160,6 +160,27 @@ describe("otlp exporter: GPUs as OpenTelemetry entities", () => {
       }).pipe(Effect.scoped),
   )
 
+  it.live("spec: a health change is an entity.state whose description carries the GPU's health state", () =>
+    Effect.gen(function* () {
+      const turned = trayGpu("health")
+      const failed: InventoryEvent = {
+        ...turned,
+        record: {
+          ...turned.record,
+          health: { state: "failed", reasons: ["row-remap-failure"], rmaEligible: true },
+          previousHealthState: "ok",
+        },
+      }
+      const [state] = entityRecords(yield* sent("spec", [failed]))
+      assert.strictEqual(state?.eventName, "entity.state")
+      const described = state?.attributes.get("entity.description")
+      assert.deepStrictEqual(
+        described !== undefined && "kvlist" in described ? described.kvlist.get("nvidia.gpu.health.state") : undefined,
+        str("failed"),
+      )
+    }).pipe(Effect.scoped),
+  )
+
   it.live("spec: a GPU on no tray and of an unknown node has no relationships; http/json carries the same maps", () =>
     Effect.gen(function* () {
       const lone: InventoryEvent = { ...addedEvent(4), origin: {} }

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
+import type { GpuHealth } from "../../../src/domain/GpuHealth.ts"
 import type { GpuRecord } from "../../../src/domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import type { OtlpExporterConfig } from "../../../src/exporter/otlp/OtlpConfig.ts"
@@ -147,6 +148,74 @@ describe("otlp exporter", () => {
         str(`GPU ${movedEvent.record.gpu} (${movedEvent.record.uuid}) moved from gpu-node-7 to gpu-node-8`),
       )
     }).pipe(Effect.scoped),
+  )
+
+  it.live(
+    "names a health change gpu.inventory.health, WARN when the GPU turns degraded and INFO back to ok, with the health as attributes",
+    () =>
+      Effect.gen(function* () {
+        const receiver = yield* startOtlpReceiver
+        const exporter = yield* OtlpExporter.factory.create(configFor(receiver), settings)
+        const base = addedEvent(5)
+        const health = (state: GpuHealth["state"], previous: GpuHealth["state"], reasons: ReadonlyArray<string>) => ({
+          ...base,
+          record: {
+            ...base.record,
+            event: "health" as const,
+            id: `id-5-health-${state}`,
+            health: {
+              state,
+              reasons,
+              rmaEligible: false,
+              remappedRows: { correctable: 0, uncorrectable: 1, pending: state !== "ok", failure: false },
+              pcie: { linkWidth: { current: 16, max: 16 }, replays: 0 },
+              clockEvents: ["hw-thermal-slowdown" as const],
+              vbios: "96.00.99.00.01",
+            },
+            previousHealthState: previous,
+          },
+        })
+        yield* exporter.export([health("degraded", "ok", ["row-remap-pending"]), health("ok", "degraded", [])])
+        yield* sentAll(exporter, 2)
+
+        const records = logsOf(receiver).flatMap((logs) => logs.logRecords)
+        assert.deepStrictEqual(
+          records.map((record) => [record.eventName, record.severityText, record.body]),
+          [
+            [
+              "gpu.inventory.health",
+              "WARN",
+              str(`GPU ${base.record.gpu} (${base.record.uuid}) health degraded (row-remap-pending) on gpu-node-5`),
+            ],
+            [
+              "gpu.inventory.health",
+              "INFO",
+              str(`GPU ${base.record.gpu} (${base.record.uuid}) health ok on gpu-node-5`),
+            ],
+          ],
+        )
+        const attributes = Object.fromEntries(
+          [...(records[0]?.attributes ?? [])].filter(([key]) => key.startsWith("nvidia.gpu.health.")),
+        )
+        assert.deepStrictEqual(attributes, {
+          "nvidia.gpu.health.state": str("degraded"),
+          "nvidia.gpu.health.reasons": { array: [str("row-remap-pending")] },
+          "nvidia.gpu.health.rma_eligible": { bool: false },
+          "nvidia.gpu.health.remapped_rows.correctable": { int: 0n },
+          "nvidia.gpu.health.remapped_rows.uncorrectable": { int: 1n },
+          "nvidia.gpu.health.remapped_rows.pending": { bool: true },
+          "nvidia.gpu.health.remapped_rows.failure": { bool: false },
+          "nvidia.gpu.health.pcie.link_width.current": { int: 16n },
+          "nvidia.gpu.health.pcie.link_width.max": { int: 16n },
+          "nvidia.gpu.health.pcie.replays": { int: 0n },
+          "nvidia.gpu.health.clock_events": { array: [str("hw-thermal-slowdown")] },
+          "nvidia.gpu.health.vbios": str("96.00.99.00.01"),
+          "nvidia.gpu.health.previous_state": str("ok"),
+        })
+        const back = Object.fromEntries(records[1]?.attributes ?? [])
+        assert.deepStrictEqual(back["nvidia.gpu.health.reasons"], { array: [] })
+        assert.deepStrictEqual(back["nvidia.gpu.health.previous_state"], str("degraded"))
+      }).pipe(Effect.scoped),
   )
 
   it.live("sends OTLP/JSON when asked, with the same content", () =>
