@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import { connect, type NatsConnection } from "@nats-io/transport-node"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { GpuHealth } from "../../src/domain/GpuHealth.ts"
 import { upsert } from "../../src/domain/InventoryChange.ts"
 import type { KnownGpu } from "../../src/domain/KnownGpu.ts"
 import * as NatsExporter from "../../src/exporter/nats/NatsExporter.ts"
@@ -45,12 +46,20 @@ const gb200 = (index: number, node: string): KnownGpu => ({
   lastReported: seen,
 })
 
+/** A GB200 GPU whose row remap failed: a board to return. */
+const remapFailed: GpuHealth = {
+  state: "failed",
+  reasons: ["row-remap-failure", "row-remap-pending"],
+  rmaEligible: true,
+  remappedRows: { correctable: 0, uncorrectable: 3, pending: true, failure: true },
+}
+
 describe("gpu-serials where and tail", () => {
   it("where prints both GPUs of a shared serial, one by uuid, and fails for an unknown one", async () => {
     await Effect.runPromise(
       Effect.gen(function* () {
         const store = yield* NatsKvInventoryStore.make({ connection, bucket: "gpu_serials", cluster: "prod-eu" })
-        yield* store.apply([upsert(gb200(0, "gb-node-1")), upsert(gb200(1, "gb-node-1"))])
+        yield* store.apply([upsert({ ...gb200(0, "gb-node-1"), health: remapFailed }), upsert(gb200(1, "gb-node-1"))])
       }),
     )
     const env = { NATS_URL: server.url }
@@ -59,10 +68,15 @@ describe("gpu-serials where and tail", () => {
     expect(bySerial.stderr).toBe("")
     expect(bySerial.status).toBe(0)
     const lines = bySerial.stdout.trimEnd().split("\n")
-    expect(lines[0]).toMatch(/^UUID\s+SERIAL\s+CLUSTER\s+NODE\s+MACHINE\s+CHASSIS\s+SINCE\s+LAST SEEN$/)
+    expect(lines[0]).toMatch(/^UUID\s+SERIAL\s+CLUSTER\s+NODE\s+MACHINE\s+CHASSIS\s+SINCE\s+LAST SEEN\s+HEALTH$/)
     expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 6))).toEqual([
       ["GPU-gb200-0", "1652823054221", "prod-eu", "gb-node-1", "i-gb-node-1", "1821124190055"],
       ["GPU-gb200-1", "1652823054221", "prod-eu", "gb-node-1", "i-gb-node-1", "1821124190055"],
+    ])
+    // Each GPU's last health: the board to return, and one whose readings never told it.
+    expect(lines.slice(1).map((line) => line.slice(lines[0]?.indexOf("HEALTH")))).toEqual([
+      "failed: row-remap-failure,row-remap-pending (RMA)",
+      "-",
     ])
 
     const byUuid = gpuSerials(["where", "GPU-gb200-1", "--format", "json"], { env })

@@ -9,6 +9,7 @@ import { redactUrlsIn } from "../../../log/UrlRedaction.ts"
 import { CliIo } from "../../CliIo.ts"
 import { type CommandLineSpec, parseCommandLine } from "../../CommandLine.ts"
 import { ExitCode } from "../../ExitCode.ts"
+import { healthText } from "../../HealthText.ts"
 import { terminalText } from "../../TerminalText.ts"
 import { optionProblem, usageFailure } from "../../UsageFailure.ts"
 import { whereUsage } from "./WhereUsage.ts"
@@ -32,9 +33,11 @@ const columns: ReadonlyArray<readonly [string, (location: GpuLocation) => string
   ["CHASSIS", (location) => location.chassis || "-"],
   ["SINCE", (location) => location.since],
   ["LAST SEEN", (location) => location.lastSeen],
+  // Last: its reasons make it the widest cell, and the last one is not padded.
+  ["HEALTH", (location) => healthText(location.health)],
 ]
 
-/** Locations as an aligned text table, one GPU a row, control characters escaped. */
+/** Locations as an aligned text table, one GPU a row, its last health at the end, control characters escaped. */
 const locationTable = (locations: ReadonlyArray<GpuLocation>): string => {
   const rows = [
     columns.map(([title]) => title),

@@ -3,8 +3,9 @@ export const whereUsage = `Usage: gpu-serials where SERIAL|UUID [--cluster NAME]
 
 Prints where a GPU is now, from the NATS KV bucket of current locations the service keeps: the GPU
 with that uuid, or every GPU with that serial (a GB200 module's two GPUs share one), in every cluster
-that writes to the bucket, one row per GPU and cluster. Exits 1 when the bucket knows no such GPU or
-NATS cannot be reached.
+that writes to the bucket, one row per GPU and cluster, with the GPU's last health (the state, its
+reasons when not ok, (RMA) for a board to return; - when no reading told it). Exits 1 when the bucket
+knows no such GPU or NATS cannot be reached.
 
   --cluster NAME        only the locations of this cluster (its CLUSTER_NAME)
   --format table|json   an aligned table (default) or one JSON location per line
