@@ -40,10 +40,13 @@ describe("gpu-serials demo", () => {
     const progress = run.stderr.split("\n").filter((line) => line.startsWith("demo after "))
     expect(progress.length).toBeGreaterThanOrEqual(1)
     expect(progress[0]).toMatch(
-      /^demo after 5 s: GPUs \d+ known now \(\d+ ever read\), nodes \d+ with GPUs now \(\d+ ever read\), events added \d+, moved \d+, removed \d+, observed \d+, errors \d+ \(1 node\)$/,
+      /^demo after 5 s: GPUs \d+ known now \(\d+ ever read\), nodes \d+ with GPUs now \(\d+ ever read\), events added \d+, moved \d+, removed \d+, observed \d+, health \d+, errors \d+ \(1 node\)$/,
     )
     const summary = run.stderr.slice(run.stderr.indexOf("demo summary after"))
-    expect(summary).toContain(`  events: added ${added}, moved 0, removed 0, observed 0\n`)
+    expect(summary).toContain(`  events: added ${added}, moved 0, removed 0, observed 0, health 0\n`)
+    expect(summary).toMatch(
+      /\n {2}health of the GPUs known now: ok \d+, degraded \d+, failed \d+(, not reported \d+)?\n/,
+    )
     expect(summary).toMatch(/\n {2}nodes gone: 0 \(their device-plugin pod or the node itself was deleted;/)
     expect(summary).toContain("removed once gone for the removal grace, 10s,")
     expect(summary).toMatch(/\n {2}errors by kind:\n {4}driver-not-loaded: 1 node \(/)
@@ -75,7 +78,7 @@ describe("gpu-serials demo", () => {
     const events = jsonLines(run.stdout).map((record) => record.event)
     expect(events).toContain("moved")
     expect(events).toContain("removed")
-    expect(run.stderr).toMatch(/ {2}events: added \d+, moved [1-9]\d*, removed [1-9]\d*, observed \d+\n/)
+    expect(run.stderr).toMatch(/ {2}events: added \d+, moved [1-9]\d*, removed [1-9]\d*, observed \d+, health \d+\n/)
   }, 90_000)
 
   it("keeps its health server on the loopback interface and honours the user's removal grace", () => {

@@ -1,9 +1,10 @@
 import { formatGoDuration } from "../../../config/GoDuration.ts"
+import { type HealthState, healthStates } from "../../../domain/GpuHealth.ts"
 import type { InventoryEvent } from "../../../domain/InventoryEvent.ts"
 import type { InventoryEventKind } from "../../../domain/InventoryEventKind.ts"
 import type { NodeObservation } from "../../../domain/NodeObservation.ts"
 
-const shownKinds: ReadonlyArray<InventoryEventKind> = ["added", "moved", "removed", "observed"]
+const shownKinds: ReadonlyArray<InventoryEventKind> = ["added", "moved", "removed", "observed", "health"]
 
 /** What the demo saw, for its progress lines and its closing summary. */
 export class DemoTally {
@@ -11,6 +12,8 @@ export class DemoTally {
   private readonly gpus = new Set<string>()
   /** GPUs the inventory holds now, by UUID, with their node: from the events, as a consumer of them knows. */
   private readonly known = new Map<string, string>()
+  /** The last health state the events gave each known GPU that reports one. */
+  private readonly health = new Map<string, HealthState>()
   private readonly failedNodes = new Map<string, Set<string>>()
   private readonly goneNodes = new Set<string>()
   private readonly events = new Map<InventoryEventKind, number>()
@@ -42,8 +45,14 @@ export class DemoTally {
   observeEvents(events: ReadonlyArray<InventoryEvent>): void {
     for (const { record } of events) {
       this.events.set(record.event, (this.events.get(record.event) ?? 0) + 1)
-      if (record.event === "removed") this.known.delete(record.uuid)
-      else this.known.set(record.uuid, record.node)
+      if (record.event === "removed") {
+        this.known.delete(record.uuid)
+        this.health.delete(record.uuid)
+        continue
+      }
+      this.known.set(record.uuid, record.node)
+      if (record.health === undefined) this.health.delete(record.uuid)
+      else this.health.set(record.uuid, record.health.state)
     }
   }
 
@@ -74,12 +83,21 @@ export class DemoTally {
       `demo summary after ${elapsedSeconds.toFixed(1)} s:`,
       `  ${this.counts()}, ${this.readings} readings`,
       `  events: ${this.eventCounts()}`,
+      `  health of the GPUs known now: ${this.healthCounts()}`,
       `  nodes gone: ${this.goneNodes.size} (their device-plugin pod or the node itself was deleted; their GPUs are`,
       `    removed once gone for the removal grace, ${formatGoDuration(removalGraceMs)}, unless the pod comes back)`,
       failures.length === 0 ? "  errors: none" : "  errors by kind:",
       ...failures,
       "",
     ].join("\n")
+  }
+
+  private healthCounts(): string {
+    const counts = new Map<HealthState, number>()
+    for (const state of this.health.values()) counts.set(state, (counts.get(state) ?? 0) + 1)
+    const reported = healthStates.map((state) => `${state} ${counts.get(state) ?? 0}`).join(", ")
+    const silent = this.known.size - this.health.size
+    return silent === 0 ? reported : `${reported}, not reported ${silent}`
   }
 
   private eventCounts(): string {
