@@ -8,8 +8,24 @@ export type { SettingRule, SettingValues } from "./config/ResolveSettings.ts"
 export type { Setting } from "./config/Setting.ts"
 export * as SettingType from "./config/SettingType.ts"
 export type { Gpu, GpuPlatform } from "./domain/Gpu.ts"
+export {
+  type ClockEvent,
+  clockEvents,
+  type GpuHealth,
+  type GpuHealthSignals,
+  type HealthState,
+  healthStates,
+} from "./domain/GpuHealth.ts"
 export { type GpuRecord, recordSchema } from "./domain/GpuRecord.ts"
 export { gpuRecord, type ReadingContext, readingRecords } from "./domain/GpuRecordBuilder.ts"
+export {
+  defaultHealthThresholds,
+  type HealthContext,
+  type HealthReason,
+  type HealthThresholds,
+  healthReasons,
+  healthVerdict,
+} from "./domain/HealthVerdict.ts"
 export type { EventOrigin, InventoryEvent } from "./domain/InventoryEvent.ts"
 export { type InventoryEventKind, inventoryEventKinds } from "./domain/InventoryEventKind.ts"
 export type { NodeObservation } from "./domain/NodeObservation.ts"
