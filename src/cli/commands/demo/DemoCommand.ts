@@ -31,6 +31,7 @@ const demoOptions: CommandLineSpec = {
     nodes: "value",
     duration: "value",
     "fault-rate": "value",
+    "fault-health": "value",
     churn: "value",
     seed: "value",
     "exec-latency": "value",
@@ -43,21 +44,32 @@ const demoOptions: CommandLineSpec = {
 const demoRemovalGrace = "10s"
 const progressInterval = "5 seconds"
 const demoShutdownTimeout = "5s"
+/** With health faults, nodes are read this often, so a GPU's health change shows within a demo's run. */
+const demoHealthResync = "5s"
+/** The least time each step of a demo's health fault lasts: a resync and a reading see it. */
+const demoHealthStageSeconds = 8
 
 /**
  * The demo's config object, under the user's config file, environment and flags: the simulated
  * cluster's kubeconfig, the cluster name, a short removal grace, a short shutdown, the health server on the loopback
  * interface (a workstation) at a free port, the demo's HTTP receiver as the http exporter's endpoint,
- * and the postgres exporter's database when one is given, its tables created.
+ * the postgres exporter's database when one is given, its tables created, and a short resync when GPU
+ * health faults are on (nodes are otherwise read only when their device-plugin pod changes).
  */
 const demoConfig = (options: {
   readonly kubeconfigPath: string
   readonly port: number
   readonly httpEndpoint: string
   readonly postgresUrl: string | undefined
+  readonly healthFaults: boolean
 }) => ({
   cluster: { name: "demo" },
-  receivers: { kube_exec: { kubeconfig: options.kubeconfigPath } },
+  receivers: {
+    kube_exec: {
+      kubeconfig: options.kubeconfigPath,
+      ...(options.healthFaults ? { resync: demoHealthResync } : {}),
+    },
+  },
   processors: { inventory: { removalGrace: demoRemovalGrace } },
   exporters: {
     http: { endpoint: options.httpEndpoint },
@@ -114,6 +126,8 @@ interface DemoSettings {
   readonly nodes: number
   readonly durationMs: number
   readonly faultRate: number
+  /** Share of healthy GPUs per minute that turn degraded or failed. */
+  readonly healthFaults: number
   readonly churn: number
   readonly seed: string
   readonly execLatencyMs?: number
@@ -144,6 +158,7 @@ const demoSettings = (options: ReadonlyMap<string, string>) => {
     nodes: number("nodes", 8, (value) => Number.isInteger(value) && value > 0 && value <= 10_000, "1 to 10000"),
     durationMs,
     faultRate: number("fault-rate", 0, (value) => value >= 0 && value <= 1, "a probability from 0 to 1"),
+    healthFaults: number("fault-health", 0, (value) => value >= 0 && value <= 1, "a share from 0 to 1"),
     churn: number("churn", 0, (value) => value >= 0 && value <= 600, "0 to 600 per minute"),
     seed: options.get("seed") ?? "gpu-serials",
     ...(execLatencyMs === undefined ? {} : { execLatencyMs }),
@@ -169,6 +184,8 @@ const startCluster = (simulator: Simulator, settings: DemoSettings) =>
             execNonZeroExit: settings.faultRate,
             execTruncated: settings.faultRate,
             execGarbage: settings.faultRate,
+            healthFaultsPerGpuMinute: settings.healthFaults,
+            healthStageSeconds: demoHealthStageSeconds,
           },
           churn: {
             podRestartsPerMinute: settings.churn,
@@ -227,6 +244,7 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
           port: yield* Effect.promise(freePort),
           httpEndpoint: httpReceiver.url,
           postgresUrl: commandLine.options.get("postgres-url"),
+          healthFaults: settings.healthFaults > 0,
         }),
         env,
       }).pipe(Effect.result)

@@ -1,8 +1,8 @@
 import { settingFlagsHelp } from "../run/RunUsage.ts"
 
 /** The help of `gpu-serials demo`. */
-export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--churn R] [--seed S]
-                        [--exec-latency D] [--postgres-url URL] [SETTING FLAGS]
+export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--fault-health R]
+                        [--churn R] [--seed S] [--exec-latency D] [--postgres-url URL] [SETTING FLAGS]
 
 Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU
 nodes whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on
@@ -21,6 +21,11 @@ runs on 127.0.0.1, counted in the summary, unless --http-endpoint or HTTP_ENDPOI
   --duration D       how long to run, Go syntax (default 20s; 0 runs until Ctrl-C)
   --fault-rate P     probability of each injected fault per request or exec: 5xx, 429, exec hang,
                      non-zero exit, truncated and garbage output (default 0)
+  --fault-health R   share of healthy GPUs per minute that turn degraded or failed (a row remap
+                     pending then failed, ECC errors, a PCIe link at x8, the NVLink fabric down, a
+                     recovery action) and read healthy again after a reset, each step lasting 8 to
+                     12 s; nodes are then read every 5s unless --resync or RESYNC says otherwise
+                     (default 0)
   --churn R          pod restarts and GPU swaps per minute, node joins and leaves at half that
                      (default 0)
   --seed S           same seed, same cluster (default gpu-serials)
