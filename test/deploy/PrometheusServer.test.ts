@@ -91,7 +91,12 @@ const dcgmPage = (infoLines: ReadonlyArray<string>): string => {
   const label = (line: string, name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? ""
   const lines = infoLines.flatMap((line, index) => {
     const labels = `gpu="${index % 8}",UUID="${label(line, "UUID")}",pci_bus_id="${label(line, "pci_bus_id")}",Hostname="${label(line, "Hostname")}",modelName="${label(line, "modelName")}"`
-    return [`DCGM_FI_DEV_GPU_TEMP{${labels}} 61`, `DCGM_FI_DEV_GPU_UTIL{${labels}} 87`]
+    // The first GPU's row remap failed, as DCGM sees it: the health recipes cross-check it.
+    return [
+      `DCGM_FI_DEV_GPU_TEMP{${labels}} 61`,
+      `DCGM_FI_DEV_GPU_UTIL{${labels}} 87`,
+      `DCGM_FI_DEV_ROW_REMAP_FAILURE{${labels}} ${index === 0 ? 1 : 0}`,
+    ]
   })
   return [
     "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).",
@@ -100,12 +105,16 @@ const dcgmPage = (infoLines: ReadonlyArray<string>): string => {
     "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).",
     "# TYPE DCGM_FI_DEV_GPU_UTIL gauge",
     ...lines.filter((line) => line.startsWith("DCGM_FI_DEV_GPU_UTIL")),
+    "# HELP DCGM_FI_DEV_ROW_REMAP_FAILURE Whether remapping of rows has failed.",
+    "# TYPE DCGM_FI_DEV_ROW_REMAP_FAILURE gauge",
+    ...lines.filter((line) => line.startsWith("DCGM_FI_DEV_ROW_REMAP_FAILURE")),
     "",
   ].join("\n")
 }
 
 beforeAll(async () => {
-  const started = startGpuSerials(["demo", "--duration", "5m"])
+  // Health faults, so the health series and the suspects' joins have GPUs that are not ok.
+  const started = startGpuSerials(["demo", "--duration", "5m", "--fault-health", "1"])
   demo = started
   const metricsUrl = await eventually(
     "the demo says where its metrics are",
@@ -221,6 +230,27 @@ describe("a real Prometheus scraping a gpu-serials demo", () => {
     }
     expect(failed).toEqual([])
   }, 60_000)
+
+  it("has the health of every GPU the demo knows, the states adding up to them, and the suspects' reasons", async () => {
+    const withoutHealth = await eventually("the GPUs are scraped", async () => {
+      const known = await query("gpu_serials_gpu_info")
+      const answer = await query("gpu_serials_gpu_info unless on (UUID) gpu_serials_gpu_health")
+      return known.data.result.length > 20 && answer.status === "success" ? answer.data.result : undefined
+    })
+    expect(withoutHealth.map((row) => row.metric.UUID)).toEqual([])
+    const miscounted = await query("sum(gpu_serials_gpus_by_health) != count(gpu_serials_gpu_health)")
+    expect(miscounted.data.result).toEqual([])
+    // --fault-health 1 turns GPUs degraded or failed within the first minute: the suspects table has rows.
+    const fleet = readDashboard("fleet.json")
+    const suspects = panelsOf(fleet)
+      .find((panel) => panel.title === "Suspects")
+      ?.targets?.find((target) => target.refId === "A")
+    const rows = await eventually("a GPU is not ok", async () => {
+      const answer = await query(withVariables(fleet, suspects?.expr ?? ""))
+      return answer.status === "success" && answer.data.result.length > 0 ? answer.data.result : undefined
+    })
+    expect(rows.every((row) => row.metric.serial !== undefined && row.metric.reason !== undefined)).toBe(true)
+  }, 90_000)
 
   it("joins DCGM's series on UUID: the fleet dashboard's GPU table has DCGM readings for the demo's GPUs", async () => {
     const fleet = readDashboard("fleet.json")

@@ -15,8 +15,17 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 /** Served by NVIDIA's dcgm-exporter, not by gpu-serials: the fleet dashboard joins them where present. */
 const dcgmMetrics = new Set(["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_GPU_UTIL"])
 
+/**
+ * Series gpu-serials writes only for GPUs in that condition: a demo run may have no GPU with a reason, or
+ * none to return, by the time it is scraped.
+ */
+const conditionalMetrics = new Set(["gpu_serials_gpu_health_reason", "gpu_serials_gpu_rma_eligible"])
+
 /** The table of every GPU, joined with DCGM. */
 const gpuTable = "GPUs and their DCGM readings"
+
+/** The table of the GPUs that are not ok. */
+const suspectsTable = "Suspects"
 
 const promtool = (args: ReadonlyArray<string>) => spawnSync("promtool", args, { encoding: "utf8", timeout: 20_000 })
 
@@ -72,9 +81,11 @@ describe("deploy/grafana/fleet.json", () => {
   it("names only metrics that /metrics of a demo run exposes, besides DCGM's", async () => {
     const exposed = await demoMetricNames()
     expect(exposed).toContain("gpu_serials_readings_total")
+    // The simulated GPUs report their condition, so the demo has a health series for each.
+    expect(exposed).toContain("gpu_serials_gpu_health")
     const missing = queries.flatMap((query) =>
       [...metricNamesOf(query.expr)]
-        .filter((name) => !exposed.has(name) && !dcgmMetrics.has(name))
+        .filter((name) => !exposed.has(name) && !dcgmMetrics.has(name) && !conditionalMetrics.has(name))
         .map((name) => `${name} (${query.where})`),
     )
     expect(missing).toEqual([])
@@ -159,6 +170,80 @@ describe("deploy/grafana/fleet.json", () => {
       ],
     }
     const testFile = join(scratch, "gpu-table-test.yaml")
+    writeFileSync(testFile, stringify(tests))
+    const run = promtool(["test", "rules", testFile])
+    expect(run.status, `${run.stdout}${run.stderr}`).toBe(0)
+    expect(run.stdout).toContain("SUCCESS")
+  })
+  it("lists in Suspects each GPU that is not ok, one row per reason, with its serial, node, chassis, state and RMA mark", () => {
+    const labels = (n: number, node: string, chassis: string) =>
+      `UUID="GPU-${n}", pci_bus_id="00000000:1B:00.0", modelName="NVIDIA GB200", Hostname="${node}", serial="165000000000${n}", chassis="${chassis}", cluster="prod-eu"`
+    const replica = (instance: string) => `job="gpu-serials", instance="${instance}"`
+    const series = (metric: string, selector: string, instance: string) =>
+      `${metric}{${selector}, ${replica(instance)}}`
+    const reason = (n: number, code: string, instance: string) =>
+      series("gpu_serials_gpu_health_reason", `UUID="GPU-${n}", reason="${code}"`, instance)
+    const row = (n: number, node: string, chassis: string, code: string) =>
+      `{UUID="GPU-${n}", modelName="NVIDIA GB200", Hostname="${node}", serial="165000000000${n}", cluster="prod-eu"${chassis === "" ? "" : `, chassis="${chassis}"`}, reason="${code}"}`
+    // GPU 1 failed (row remap failure, a board to return) on a tray; GPU 2 degraded; GPU 3 ok. Both
+    // replicas of an HA pair were scraped while they handed over, so each series comes twice.
+    const input = ["10.0.0.1:8080", "10.0.0.2:8080"].flatMap((instance) => [
+      { series: series("gpu_serials_gpu_health", labels(1, "gb-node-1", "1821225190819"), instance), values: "2x10" },
+      {
+        series: series("gpu_serials_gpu_rma_eligible", labels(1, "gb-node-1", "1821225190819"), instance),
+        values: "1x10",
+      },
+      { series: reason(1, "row-remap-failure", instance), values: "1x10" },
+      { series: reason(1, "row-remap-pending", instance), values: "1x10" },
+      { series: series("gpu_serials_gpu_health", labels(2, "gb-node-2", ""), instance), values: "1x10" },
+      { series: reason(2, "pcie-width-reduced", instance), values: "1x10" },
+      { series: series("gpu_serials_gpu_health", labels(3, "gb-node-2", ""), instance), values: "0x10" },
+    ])
+    const byHealth = ["10.0.0.1:8080", "10.0.0.2:8080"].flatMap((instance, follower) =>
+      (["ok", "degraded", "failed"] as const).map((state) => ({
+        series: series("gpu_serials_gpus_by_health", `state="${state}"`, instance),
+        values: `${follower === 1 ? 0 : 1}x10`,
+      })),
+    )
+    const tests = {
+      rule_files: [],
+      evaluation_interval: "1m",
+      tests: [
+        {
+          interval: "1m",
+          input_series: [...input, ...byHealth],
+          promql_expr_test: [
+            {
+              expr: panelQuery(fleet, suspectsTable, "A"),
+              eval_time: "5m",
+              exp_samples: [
+                { labels: row(1, "gb-node-1", "1821225190819", "row-remap-failure"), value: 2 },
+                { labels: row(1, "gb-node-1", "1821225190819", "row-remap-pending"), value: 2 },
+                { labels: row(2, "gb-node-2", "", "pcie-width-reduced"), value: 1 },
+              ],
+            },
+            {
+              expr: panelQuery(fleet, suspectsTable, "B"),
+              eval_time: "5m",
+              exp_samples: [
+                { labels: row(1, "gb-node-1", "1821225190819", "row-remap-failure"), value: 1 },
+                { labels: row(1, "gb-node-1", "1821225190819", "row-remap-pending"), value: 1 },
+              ],
+            },
+            {
+              expr: panelQuery(fleet, "GPUs by health", "A"),
+              eval_time: "5m",
+              exp_samples: [
+                { labels: '{state="ok"}', value: 1 },
+                { labels: '{state="degraded"}', value: 1 },
+                { labels: '{state="failed"}', value: 1 },
+              ],
+            },
+          ],
+        },
+      ],
+    }
+    const testFile = join(scratch, "suspects-test.yaml")
     writeFileSync(testFile, stringify(tests))
     const run = promtool(["test", "rules", testFile])
     expect(run.status, `${run.stdout}${run.stderr}`).toBe(0)
