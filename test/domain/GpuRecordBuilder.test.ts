@@ -96,3 +96,44 @@ describe("gpuRecord", () => {
     expect(record).toMatchObject({ event: "moved", previousNode: "gb200-tray-04", previousMachine: "i-0old" })
   })
 })
+
+describe("readingRecords with health", () => {
+  const fabric = { state: "completed", status: "success", cliqueId: "2", clusterUuid: "889d2be1" }
+  const withHealth: NodeReading = {
+    ...reading,
+    gpus: reading.gpus.map((gpu, index) =>
+      index === 3
+        ? gpu
+        : {
+            ...gpu,
+            health: {
+              remappedRows: { correctable: 0, uncorrectable: 0, pending: index === 1, failure: false },
+              fabric,
+              vbios: "97.00.82.00.1A",
+            },
+          },
+    ),
+  }
+  const records = readingRecords(withHealth, context, "observed")
+
+  it("gives each GPU that reports its condition the verdict on it, and none to a GPU that reports nothing", () => {
+    expect(records.map((record) => record.health?.state)).toEqual(["ok", "degraded", "ok", undefined])
+    expect(records[1]?.health).toMatchObject({
+      reasons: ["row-remap-pending"],
+      rmaEligible: false,
+      remappedRows: { pending: true },
+      fabric,
+    })
+    expect(records[3] !== undefined && "health" in records[3]).toBe(false)
+  })
+
+  it("applies the thresholds it is given", () => {
+    const narrow: NodeReading = {
+      ...reading,
+      gpus: [{ index: 0, uuid: "GPU-eeee", health: { remappedRows: { uncorrectable: 20 } } }],
+    }
+    const limits = { retiredPagesLimit: 63, remappedRowsLimit: 16, volatileUncorrectableLimit: 0 }
+    expect(readingRecords(narrow, context, "observed")[0]?.health?.state).toBe("ok")
+    expect(readingRecords(narrow, context, "observed", limits)[0]?.health?.reasons).toEqual(["remapped-rows-limit"])
+  })
+})
