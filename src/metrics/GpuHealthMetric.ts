@@ -178,15 +178,20 @@ export class GpuHealthMetric implements ExtraMetrics {
       const counts = countsByState()
       const reasonLines: Array<string> = []
       const rmaLines: Array<string> = []
-      const healthLines = function* () {
-        for (const series of visitor.series()) {
-          counts[series.state] += 1
-          if (series.reasonLines !== "") reasonLines.push(series.reasonLines)
-          if (series.rmaLine !== "") rmaLines.push(series.rmaLine)
-          yield series.healthLine
+      let piece: Array<string> = []
+      let first = true
+      for (const series of visitor.series()) {
+        counts[series.state] += 1
+        if (series.reasonLines !== "") reasonLines.push(series.reasonLines)
+        if (series.rmaLine !== "") rmaLines.push(series.rmaLine)
+        piece.push(series.healthLine)
+        if (piece.length >= linesPerPiece) {
+          yield first ? header(descriptors.health) + piece.join("") : piece.join("")
+          first = false
+          piece = []
         }
       }
-      yield* inPieces(descriptors.health, healthLines())
+      if (piece.length > 0) yield first ? header(descriptors.health) + piece.join("") : piece.join("")
       yield* inPieces(descriptors.reason, reasonLines)
       yield* inPieces(descriptors.rmaEligible, rmaLines)
       yield* inPieces(
