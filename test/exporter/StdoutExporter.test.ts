@@ -71,6 +71,33 @@ describe("stdout exporter", () => {
     }),
   )
 
+  it.effect("writes a health change with the whole health object and the state before, last", () =>
+    Effect.gen(function* () {
+      const output = collected()
+      const factory = StdoutExporter.makeFactory({ stream: output.stream })
+      const exporter = yield* factory.create(factory.defaultConfig, { ...settings, id: "stdout" })
+      const base = addedEvent(3)
+      const health = {
+        state: "failed" as const,
+        reasons: ["row-remap-failure"],
+        rmaEligible: true,
+        remappedRows: { correctable: 0, uncorrectable: 4, pending: false, failure: true },
+        ecc: { enabled: true, volatileUncorrectable: 0 },
+      }
+      yield* exporter.export([
+        { ...base, record: { ...base.record, event: "health", health, previousHealthState: "degraded" } },
+      ])
+      yield* exporter.flush("5 seconds")
+
+      const line = output.text().trimEnd()
+      assert.deepStrictEqual(topLevelKeys(line).slice(-2), ["health", "previousHealthState"])
+      const parsed = JSON.parse(line)
+      assert.strictEqual(parsed.event, "health")
+      assert.deepStrictEqual(parsed.health, health)
+      assert.strictEqual(parsed.previousHealthState, "degraded")
+    }),
+  )
+
   it.effect("writes each key once, in the same order for every record", () =>
     Effect.gen(function* () {
       const output = collected()
