@@ -6,9 +6,10 @@ import { EmptyOutput, MalformedOutput, NotNvidiaSmiOutput, type NvsmiError, Trun
 import { outputExcerpt } from "./OutputExcerpt.ts"
 import { outputLimits } from "./OutputLimits.ts"
 import { preambleLineOf } from "./PreambleLine.ts"
-import { gpuQueryFields } from "./QueryFields.ts"
+import { gpuQueryFields, queryFieldsFor } from "./QueryFields.ts"
 import { queryPropertyNames } from "./QueryPropertyNames.ts"
 import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
+import type { ReportedHealthField } from "./ReportedHealth.ts"
 import { type ReportedReading, readingOf } from "./ReportedReading.ts"
 
 export interface CsvReadingOptions {
@@ -20,10 +21,12 @@ type NodeColumn = "driverVersion" | "kmdVersion" | "attachedGpus"
 
 type Column =
   | { readonly _tag: "Gpu"; readonly field: ReportedGpuField }
+  | { readonly _tag: "Health"; readonly field: ReportedHealthField }
   | { readonly _tag: "Node"; readonly field: NodeColumn }
   | { readonly _tag: "Ignored" }
 
 const gpuColumn = (field: ReportedGpuField): Column => ({ _tag: "Gpu", field })
+const healthColumn = (field: ReportedHealthField): Column => ({ _tag: "Health", field })
 const nodeColumn = (field: NodeColumn): Column => ({ _tag: "Node", field })
 const ignoredColumn: Column = { _tag: "Ignored" }
 
@@ -45,10 +48,45 @@ const knownColumns: ReadonlyMap<string, Column> = new Map([
   ["platform.peer_type", gpuColumn("peerType")],
   ["platform.module_id", gpuColumn("moduleId")],
   ["platform.gpu_fabric_guid", gpuColumn("fabricGuid")],
+  ["retired_pages.single_bit_ecc.count", healthColumn("retiredSingleBit")],
+  ["retired_pages.sbe", healthColumn("retiredSingleBit")],
+  ["retired_pages.double_bit.count", healthColumn("retiredDoubleBit")],
+  ["retired_pages.dbe", healthColumn("retiredDoubleBit")],
+  ["retired_pages.pending", healthColumn("retiredPending")],
+  ["remapped_rows.correctable", healthColumn("remappedCorrectable")],
+  ["remapped_rows.uncorrectable", healthColumn("remappedUncorrectable")],
+  ["remapped_rows.pending", healthColumn("remappedPending")],
+  ["remapped_rows.failure", healthColumn("remappedFailure")],
+  ["ecc.mode.current", healthColumn("eccMode")],
+  ["ecc.errors.corrected.volatile.total", healthColumn("volatileCorrectable")],
+  ["ecc.errors.uncorrected.volatile.total", healthColumn("volatileUncorrectable")],
+  ["ecc.errors.corrected.aggregate.total", healthColumn("aggregateCorrectable")],
+  ["ecc.errors.uncorrected.aggregate.total", healthColumn("aggregateUncorrectable")],
+  ["gpu_recovery_action", healthColumn("recoveryAction")],
+  ["pcie.link.gen.current", healthColumn("linkGenCurrent")],
+  ["pcie.link.gen.max", healthColumn("linkGenMax")],
+  ["pcie.link.width.current", healthColumn("linkWidthCurrent")],
+  ["pcie.link.width.max", healthColumn("linkWidthMax")],
+  ["clocks_event_reasons.hw_slowdown", healthColumn("hwSlowdown")],
+  ["clocks_throttle_reasons.hw_slowdown", healthColumn("hwSlowdown")],
+  ["clocks_event_reasons.hw_thermal_slowdown", healthColumn("hwThermalSlowdown")],
+  ["clocks_throttle_reasons.hw_thermal_slowdown", healthColumn("hwThermalSlowdown")],
+  ["clocks_event_reasons.hw_power_brake_slowdown", healthColumn("hwPowerBrakeSlowdown")],
+  ["clocks_throttle_reasons.hw_power_brake_slowdown", healthColumn("hwPowerBrakeSlowdown")],
+  ["clocks_event_reasons.sw_thermal_slowdown", healthColumn("swThermalSlowdown")],
+  ["clocks_throttle_reasons.sw_thermal_slowdown", healthColumn("swThermalSlowdown")],
+  ["fabric.state", healthColumn("fabricState")],
+  ["fabric.status", healthColumn("fabricStatus")],
+  ["fabric.cliqueid", healthColumn("fabricCliqueId")],
+  ["fabric.clusteruuid", healthColumn("fabricClusterUuid")],
+  ["fabric.health.summary", healthColumn("fabricSummary")],
+  ["vbios_version", healthColumn("vbios")],
   ["driver_version", nodeColumn("driverVersion")],
   ["kmd_version", nodeColumn("kmdVersion")],
   ["count", nodeColumn("attachedGpus")],
 ])
+
+const fullQueryFields = queryFieldsFor(new Set())
 
 const headerCell = /^[A-Za-z_][A-Za-z0-9_.]*(?: \[[^\]]*\])?$/
 const unitSuffix = / \[[^\]]*\]$/
@@ -94,9 +132,11 @@ const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
 /**
  * Reader of `nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]`. A header line maps the
  * columns by name (units such as `[MiB]` ignored); without one, the columns follow `fields` (by default
- * the query gpu-serials sends). Output whose first line is neither is searched for a `--query-gpu` block
- * with a header naming `uuid`, so a capture that contains one (e.g. a bug report) can still be read.
- * A row with `[GPU requires reset]` or `GPU is lost` in any cell is a failure, not a GPU. Output that
+ * the query gpu-serials sends to a driver that accepts every field, or its identity fields alone, by the
+ * number of cells). Output whose first line is neither is searched for a `--query-gpu` block with a
+ * header naming `uuid`, so a capture that contains one (e.g. a bug report) can still be read. A row with
+ * `[GPU requires reset]` or `GPU is lost` in a cell that is not a health value is a failure, not a GPU;
+ * health columns (retired pages, remapped rows, ECC, ...) fill the GPU's health. Output that
  * ends inside its header line, or inside a row (a last row short of cells, without its newline), is
  * `truncated`; one beyond `outputLimits` (lines, line length, GPUs, value length) `malformed`.
  */
@@ -104,7 +144,6 @@ export const parseCsvReading = (
   output: string,
   options: CsvReadingOptions = {},
 ): Result.Result<NodeReading, NvsmiError> => {
-  const fields = options.fields ?? gpuQueryFields
   // The limit stops the split early: millions of empty lines would cost hundreds of megabytes.
   const lines = output.split("\n", outputLimits.maxLines + 1)
   if (lines.length > outputLimits.maxLines) {
@@ -148,6 +187,8 @@ export const parseCsvReading = (
   if (isHeader(firstCells, 1)) {
     return readRows(lines, first + 1, firstCells.map(columnOf), preambleFailures)
   }
+  const fields =
+    options.fields ?? (firstCells.length === fullQueryFields.length ? fullQueryFields : gpuQueryFields)
   if (firstCells.length === fields.length || firstCells.some((cell) => gpuConditionOf(cell) !== undefined)) {
     return readRows(lines, first, fields.map(columnOf), preambleFailures)
   }
@@ -200,7 +241,10 @@ const readRows = (
         }),
       )
     }
-    const condition = cells.find((cell) => gpuConditionOf(cell) !== undefined)
+    // A condition in a health column is that value's, not the GPU's: the GPU is still read.
+    const condition = cells.find(
+      (cell, position) => columns[position]?._tag !== "Health" && gpuConditionOf(cell) !== undefined,
+    )
     // nvidia-smi ends every row with a newline: a short last row without one is where the output was cut.
     if (cells.length < columns.length && lineIndex === lines.length - 1) {
       return failWith(new TruncatedOutput({ detail: `the CSV output ends inside row ${gpus.length + 1}` }))
@@ -217,6 +261,7 @@ const readRows = (
       continue
     }
     const gpu: { -readonly [Field in ReportedGpuField]?: string } = {}
+    let health: { -readonly [Field in ReportedHealthField]?: string } | undefined
     if (condition !== undefined) {
       gpu.condition = condition
     }
@@ -224,11 +269,14 @@ const readRows = (
       const cell = cells[position]
       if (column._tag === "Gpu") {
         gpu[column.field] ??= cell
+      } else if (column._tag === "Health") {
+        health ??= {}
+        health[column.field] ??= cell
       } else if (column._tag === "Node") {
         node[column.field] ??= cell
       }
     })
-    gpus.push(gpu)
+    gpus.push(health === undefined ? gpu : { ...gpu, health })
   }
   const reported: ReportedReading = {
     format: "csv",

@@ -8,6 +8,7 @@ import {
   queryFormatFor,
   xmlQueryArgv,
 } from "../../src/nvsmi/Command.ts"
+import { queryFieldsFor } from "../../src/nvsmi/QueryFields.ts"
 
 const run = (overrides: Partial<CommandRun>): CommandRun => ({
   mode: "auto",
@@ -27,12 +28,42 @@ describe("nvidia-smi argv", () => {
     expect(xmlQueryArgv).toStrictEqual(["nvidia-smi", "-q", "-x"])
     expect(csvQueryArgv).toStrictEqual([
       "nvidia-smi",
-      "--query-gpu=index,uuid,serial,name,pci.bus_id,mig.mode.current,driver_version,platform.chassis_serial_number,platform.slot_number,platform.tray_index,platform.host_id,platform.peer_type,platform.module_id,platform.gpu_fabric_guid",
+      "--query-gpu=index,uuid,serial,name,pci.bus_id,mig.mode.current,driver_version,platform.chassis_serial_number,platform.slot_number,platform.tray_index,platform.host_id,platform.peer_type,platform.module_id,platform.gpu_fabric_guid," +
+        "retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,retired_pages.pending," +
+        "remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure," +
+        "ecc.mode.current,ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,ecc.errors.corrected.aggregate.total,ecc.errors.uncorrected.aggregate.total," +
+        "gpu_recovery_action,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max," +
+        "clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.hw_power_brake_slowdown,clocks_event_reasons.sw_thermal_slowdown," +
+        "fabric.state,fabric.status,fabric.cliqueId,fabric.clusterUuid,fabric.health.summary,vbios_version",
       "--format=csv,noheader",
     ])
     expect(csvQueryArgv.join(" ")).not.toContain("cuda")
     expect(queryArgvFor("xml")).toBe(xmlQueryArgv)
     expect(queryArgvFor("csv")).toBe(csvQueryArgv)
+    expect(queryArgvFor("xml", new Set(["vbios_version"]))).toBe(xmlQueryArgv)
+  })
+
+  it("asks a driver that refused health fields for the others, the older spelling of a group where it has one", () => {
+    const argv = queryArgvFor(
+      "csv",
+      new Set(["gpu_recovery_action", "clocks_event_reasons.hw_slowdown", "fabric.health.summary"]),
+    )
+    const fields = (argv[1] ?? "").slice("--query-gpu=".length).split(",")
+    expect(fields).not.toContain("gpu_recovery_action")
+    expect(fields.filter((field) => field.startsWith("clocks_"))).toStrictEqual([
+      "clocks_throttle_reasons.hw_slowdown",
+      "clocks_throttle_reasons.hw_thermal_slowdown",
+      "clocks_throttle_reasons.hw_power_brake_slowdown",
+      "clocks_throttle_reasons.sw_thermal_slowdown",
+    ])
+    expect(fields.filter((field) => field.startsWith("fabric."))).toStrictEqual([
+      "fabric.state",
+      "fabric.status",
+      "fabric.cliqueId",
+      "fabric.clusterUuid",
+    ])
+    expect(fields.slice(0, 14)).toStrictEqual(queryFieldsFor(new Set()).slice(0, 14))
+    expect(argv[2]).toBe("--format=csv,noheader")
   })
 
   it("asks for CSV first in auto mode unless the node settled on XML", () => {
@@ -72,6 +103,40 @@ describe("decideCommandOutcome", () => {
     expect(
       decideCommandOutcome(run({ exitCode: 2, stderr: "Field “platform.module_id” is not a valid field to query." })),
     ).toMatchObject({ _tag: "FallBackToXml", field: "platform.module_id" })
+  })
+
+  it("leaves out the group of a refused health field and runs again, in auto and in csv mode", () => {
+    const refusal = (field: string) => `Field "${field}" is not a valid field to query.\n\n`
+    expect(decideCommandOutcome(run({ exitCode: 2, stdoutHead: refusal("ecc.mode.current") }))).toStrictEqual({
+      _tag: "LeaveOutHealthField",
+      field: "ecc.mode.current",
+      refused: new Set(["ecc.mode.current"]),
+    })
+    expect(
+      decideCommandOutcome(
+        run({
+          mode: "csv",
+          refused: new Set(["ecc.mode.current"]),
+          exitCode: 2,
+          stdoutHead: refusal("fabric.health.summary"),
+        }),
+      ),
+    ).toStrictEqual({
+      _tag: "LeaveOutHealthField",
+      field: "fabric.health.summary",
+      refused: new Set(["ecc.mode.current", "fabric.health.summary"]),
+    })
+  })
+
+  it("treats the refusal of a health field it no longer asks for as an identity field's", () => {
+    const outcome = decideCommandOutcome(
+      run({
+        refused: new Set(["vbios_version"]),
+        exitCode: 2,
+        stdoutHead: 'Field "vbios_version" is not a valid field to query.\n',
+      }),
+    )
+    expect(outcome).toStrictEqual({ _tag: "FallBackToXml", field: "vbios_version", remember: "xml" })
   })
 
   it("fails with the rejected field in csv mode", () => {

@@ -216,6 +216,26 @@ describeWithFixtures("--query-gpu CSV fixtures", () => {
             peerType: "Direct Connected",
             fabricGuid: "0x0000000000000000",
           },
+          // The capture's health columns, cell by cell (remapped rows are [N/A] with MIG enabled).
+          health: {
+            ecc: {
+              enabled: true,
+              volatileUncorrectable: 0,
+              aggregateUncorrectable: 0,
+              volatileCorrectable: 0,
+              aggregateCorrectable: 0,
+            },
+            recoveryAction: "none",
+            pcie: { linkGen: { current: 5, max: 5 }, linkWidth: { current: 16, max: 16 } },
+            clockEvents: [],
+            fabric: {
+              state: "completed",
+              status: "success",
+              cliqueId: "0",
+              clusterUuid: "00000000-0000-0000-0000-000000000000",
+            },
+            vbios: "96.00.A5.00.01",
+          },
         },
       ],
       failures: [],

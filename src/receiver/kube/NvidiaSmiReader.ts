@@ -15,6 +15,7 @@ import {
 import { parseCsvReading } from "../../nvsmi/CsvReadingParser.ts"
 import { type NvsmiError, OutputTooLarge } from "../../nvsmi/NvsmiError.ts"
 import type { OutputFormat } from "../../nvsmi/OutputFormat.ts"
+import { droppedHealthGroups, healthQueryFields, queryFieldsFor } from "../../nvsmi/QueryFields.ts"
 import { XmlReadingParser } from "../../nvsmi/XmlReadingParser.ts"
 import type { DevicePluginPod } from "./DevicePluginPod.ts"
 import { runInPod } from "./PodExec.ts"
@@ -35,7 +36,10 @@ export interface NvidiaSmiReader {
     deadlineMillis: number,
     driverBranch?: number,
   ) => Effect.Effect<NodeReading, ReadFailure, KubeApi | ServiceMetrics>
-  /** Forgets a node's format: its pod was replaced (a driver upgrade restarts it) or the node left. */
+  /**
+   * Forgets what a node's driver settled on, the format and the health fields it refused: its pod was
+   * replaced (a driver upgrade restarts it) or the node left.
+   */
   readonly forget: (nodeName: string) => void
 }
 
@@ -77,16 +81,28 @@ interface Run {
   readonly parse: () => Result.Result<NodeReading, NvsmiError>
 }
 
+/** One run for the format, one per health field a driver may refuse, one after an XML fall-back. */
+const maxRunsPerReading = healthQueryFields.size + 2
+
+const noRefusedFields: ReadonlySet<string> = new Set()
+
 /**
  * Reads nodes with the nvidia-smi strategy of `nvsmi/Command`: `xml` streams `-q -x` into the strict
  * parser as it arrives, `csv` collects the `--query-gpu` output, `auto` starts with CSV and, on a driver
- * that lacks a query field, runs XML at once and remembers that for the node; a node labelled with a
- * driver branch older than the platform fields starts with XML.
+ * that lacks an identity field, runs XML at once and remembers that for the node; a node labelled with a
+ * driver branch older than the platform fields starts with XML. A health field the driver refuses is left
+ * out with its group, at once and for the node's later readings, so a reading is one exec once settled.
  */
 export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   const formats = new Map<string, OutputFormat>()
+  const refusedFields = new Map<string, ReadonlySet<string>>()
 
-  const run = Effect.fnUntraced(function* (pod: DevicePluginPod, format: OutputFormat, deadlineMillis: number) {
+  const run = Effect.fnUntraced(function* (
+    pod: DevicePluginPod,
+    format: OutputFormat,
+    refused: ReadonlySet<string>,
+    deadlineMillis: number,
+  ) {
     const xml = format === "xml" ? new XmlReadingParser({ maxBytes: options.maxOutputBytes }) : undefined
     const head = new OutputHead(format === "xml" ? headBytes : options.maxOutputBytes)
     const now = yield* Clock.currentTimeMillis
@@ -94,7 +110,7 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
       namespace: pod.namespace,
       pod: pod.name,
       container: options.container,
-      argv: queryArgvFor(format),
+      argv: queryArgvFor(format, refused),
       maxOutputBytes: options.maxOutputBytes,
       onStdout: (chunk) => {
         xml?.write(chunk)
@@ -113,7 +129,7 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
       exitCode: result.exitCode,
       stdoutHead: () => head.text(),
       stderr: result.stderrHint,
-      parse: () => (xml === undefined ? parseCsvReading(head.text()) : xml.end()),
+      parse: () => (xml === undefined ? parseCsvReading(head.text(), { fields: queryFieldsFor(refused) }) : xml.end()),
     }
     return finished
   })
@@ -125,12 +141,14 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   ) {
     const node = pod.nodeName
     let remembered = formats.get(node) ?? formatForDriverBranch(driverBranch)
-    for (let attempt = 0; attempt < 2; attempt++) {
+    let refused = refusedFields.get(node) ?? noRefusedFields
+    for (let attempt = 0; attempt < maxRunsPerReading; attempt++) {
       const format = queryFormatFor(options.mode, remembered)
-      const finished = yield* run(pod, format, deadlineMillis)
+      const finished = yield* run(pod, format, refused, deadlineMillis)
       const outcome = decideCommandOutcome({
         mode: options.mode,
         remembered,
+        refused,
         exitCode: finished.exitCode,
         get stdoutHead() {
           return finished.stdoutHead()
@@ -153,17 +171,26 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
           )
           break
         }
+        case "LeaveOutHealthField": {
+          refused = outcome.refused
+          refusedFields.set(node, refused)
+          yield* Effect.logDebug("nvidia-smi health field unknown to the driver, leaving its group out").pipe(
+            Effect.annotateLogs({ node, field: outcome.field, leftOut: droppedHealthGroups(refused).join(",") }),
+          )
+          break
+        }
         case "Fail":
           return yield* failureOfNvsmi(outcome.error)
       }
     }
-    return yield* readFailure("command-failed", "nvidia-smi rejected the query in both formats")
+    return yield* readFailure("command-failed", "nvidia-smi rejected every query it was given")
   })
 
   return {
     read,
     forget: (nodeName) => {
       formats.delete(nodeName)
+      refusedFields.delete(nodeName)
     },
   }
 }
