@@ -289,11 +289,23 @@ describe("InventoryProcessor", () => {
 
       assert.strictEqual(batches[0]?.length, 8)
       assert.strictEqual(batches[0]?.[0]?.record.cluster, "prod-west")
+
       const published = yield* feed.take
       assert.deepStrictEqual(
         published.map((change) => change._tag),
         Array.from({ length: 8 }, () => "Upsert"),
       )
+
+      // The health limits of its config reach the verdict: 3 uncorrectable remapped rows fail a board at a limit of 2.
+      const strict = yield* factory
+        .create(
+          { ...factory.defaultConfig, health: { ...factory.defaultConfig.health, remappedRowsLimit: 2 } },
+          { id: "inventory", clusterName: "prod-west", serviceVersion: "0.1.0" },
+        )
+        .pipe(Effect.provide(services))
+      const worn = gpusB.map((gpu) => ({ ...gpu, health: { remappedRows: { uncorrectable: 3 } } }))
+      yield* strict.observe(read(nodeB, yield* now, worn))
+      assert.deepStrictEqual(batches.at(-1)?.[0]?.record.health?.reasons, ["remapped-rows-limit"])
     }),
   )
 })
