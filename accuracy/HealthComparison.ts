@@ -36,26 +36,35 @@ export interface HealthFigures {
 
 interface TrueChange {
   readonly uuid: string
-  readonly from: TrueHealthState
+  readonly from: HealthStay
   readonly to: HealthStay
 }
 
 /**
  * The changes of one GPU's health a reading service sees: its health stays shorter than the settle time
  * are dropped (a state that came and went between two readings of the node), the rest merged where
- * they meet in the same state; a change is the step from one of those to the next.
+ * they follow each other in the same state; a change is the step from one of those to the next.
  */
 const trueChangesOf = (uuid: string, health: ReadonlyArray<HealthStay>, settleMs: number): Array<TrueChange> => {
-  const settled = health.filter((stay) => stay.to === undefined || stay.to - stay.from >= settleMs)
+  const merged: Array<HealthStay> = []
+  for (const stay of health) {
+    if (stay.to !== undefined && stay.to - stay.from < settleMs) continue
+    const last = merged.at(-1)
+    if (last?.state === stay.state) merged[merged.length - 1] = { ...stay, from: last.from }
+    else merged.push(stay)
+  }
   const changes: Array<TrueChange> = []
-  for (let index = 1; index < settled.length; index++) {
-    const before = settled[index - 1]
-    const after = settled[index]
-    if (before !== undefined && after !== undefined && before.state !== after.state)
-      changes.push({ uuid, from: before.state, to: after })
+  for (let index = 1; index < merged.length; index++) {
+    const from = merged[index - 1]
+    const to = merged[index]
+    if (from !== undefined && to !== undefined) changes.push({ uuid, from, to })
   }
   return changes
 }
+
+/** How long a service process ran while a GPU was in a health stay. */
+const overlapMs = (stay: HealthStay, span: ServiceRunSpan): number =>
+  Math.min(stay.to ?? Number.POSITIVE_INFINITY, span.stoppedAt) - Math.max(stay.from, span.startedAt)
 
 /** The times a driver failure hid a GPU from nvidia-smi, by UUID, from the ledger's driver entries. */
 const hiddenSpans = (ledger: ReadonlyArray<LedgerEntry>): Map<string, Array<{ from: number; to: number }>> => {
@@ -88,14 +97,14 @@ const stateAt = (health: ReadonlyArray<HealthStay>, time: number): TrueHealthSta
  *
  * - A true change is a step between two consecutive settled health stays of a GPU (see `trueChangesOf`):
  *   `true_health_changes`.
- * - It is reportable when its new state lasted `healthSettleMs` (or lasts still) with the GPU in the
- *   cluster, readable (no driver failure hid it) and the service running until then; with `memory`, one
- *   process must also have run from `healthSettleMs` before the change (a new process has no state to
- *   compare with, and reports the GPU `added`). The others are `unreportable_health`.
- * - A report is a record whose `previousHealthState` differs from its `health.state` (a `health` event).
- *   A reportable change is reported (`health_reported`) when a report of its new state has a time from
- *   a reading window before the change to a reading window after its new state ended; else it is
- *   `missed_health`.
+ * - A change is reported (`health_reported`) when a report of its new state has a time from a reading
+ *   window before the change to a reading window after its new state ended. A report is a record whose
+ *   `previousHealthState` differs from its `health.state` (a `health` event).
+ * - A change not reported is `missed_health` when a service could have seen it: a service process ran
+ *   for `healthSettleMs` of the state before and of the state after (one and the same process with
+ *   `memory`, which has no state from an earlier one; with a durable store, the next process compares
+ *   with what the store kept), and the GPU stayed in the cluster and readable (no driver failure hid
+ *   it) for `healthSettleMs` after the change. The others are `unreportable_health`.
  * - `false_health`: reports whose new state was the GPU's true state at no moment of the reading window,
  *   or whose previous state is not the one the service's records last gave the GPU (a change it made up).
  * - `wrong_health_at_end`: readable GPUs whose last reported state differs from their true state at the end.
@@ -149,13 +158,16 @@ export const compareHealth = (
   }
 
   const hidden = hiddenSpans(input.ledger)
-  const observedUntil = Math.max(0, ...input.runs.map((span) => span.stoppedAt))
+  const seenBy = (stay: HealthStay, span: ServiceRunSpan) => overlapMs(stay, span) >= settleMs
   const reportable = (change: TrueChange, goneAt: number | undefined): boolean => {
     const from = change.to.from
     const settledAt = from + settleMs
-    if (settledAt > observedUntil || (goneAt !== undefined && goneAt < settledAt)) return false
+    if (goneAt !== undefined && goneAt < settledAt) return false
     if ((hidden.get(change.uuid) ?? []).some((span) => span.from <= settledAt && span.to >= from)) return false
-    return input.durable || input.runs.some((span) => span.startedAt <= from - settleMs && span.stoppedAt >= settledAt)
+    // A durable store carries the state one process saw to the next; without one, a single process must see both.
+    return input.durable
+      ? input.runs.some((span) => seenBy(change.from, span)) && input.runs.some((span) => seenBy(change.to, span))
+      : input.runs.some((span) => seenBy(change.from, span) && seenBy(change.to, span))
   }
   let trueChanges = 0
   let reported = 0
@@ -164,21 +176,18 @@ export const compareHealth = (
   for (const history of truth.gpus()) {
     for (const change of trueChangesOf(history.uuid, history.health, settleMs)) {
       trueChanges++
-      if (!reportable(change, history.goneAt)) {
-        unreportable++
-        continue
-      }
       const end = (change.to.to ?? Number.POSITIVE_INFINITY) + window
       const found = (reports.get(change.uuid) ?? []).some(
         (event) => event.health === change.to.state && event.time >= change.to.from - window && event.time <= end,
       )
       if (found) reported++
+      else if (!reportable(change, history.goneAt)) unreportable++
       else {
         missed++
         disagree(
           "missed-health",
           change.uuid,
-          `${change.from} to ${change.to.state} at ${new Date(change.to.from).toISOString()}`,
+          `${change.from.state} to ${change.to.state} at ${new Date(change.to.from).toISOString()}`,
         )
       }
     }

@@ -85,7 +85,9 @@ interface LocationDisagreement {
  *   node; `memory` keeps nothing) can report a removal only when one process ran from before the node
  *   left until its grace and the inventory's tick were over: `unreportable_removals` otherwise.
  * - `false_removed`: `removed` events for a GPU still in the cluster at the record's time (the decision's).
- * - `duplicate_added`: `added` events for a GPU the inventory already held; `false_added`: `added` events
+ * - `duplicate_added`: `added` events for a GPU the inventory already held, unless the store loses the GPUs
+ *   of deleted nodes and the node it held the GPU on left before the process started (the process had no
+ *   record of the GPU); `false_added`: `added` events
  *   placing a GPU where it was at no moment of the reading window.
  * - `converged_s`: seconds from the end of churn and faults to the arrival of the last event that changed
  *   the inventory (0 when none did), when the final inventory equals the truth (every GPU of `gpus` at its
@@ -171,6 +173,17 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
     return arrival > 0 && stays.slice(0, arrival).some((stay) => stay.node === event.previousNode)
   }
 
+  const nodeLeftAt = new Map<string, Array<number>>()
+  for (const entry of input.ledger)
+    if (entry.entry === "node-left")
+      nodeLeftAt.set(entry.node, [...(nodeLeftAt.get(entry.node) ?? []), Date.parse(entry.time)])
+  /** A store that loses a deleted node's GPUs gives a process started after the node left no record of them. */
+  const forgotten = (place: Held, run: number): boolean => {
+    if (input.keepsGoneNodes) return false
+    const startedAt = input.runs[run]?.startedAt
+    return startedAt !== undefined && (nodeLeftAt.get(place.node) ?? []).some((time) => time <= startedAt)
+  }
+
   const inClusterAt = (uuid: string, time: number): boolean => {
     const history = truth.history(uuid)
     const first = history?.stays[0]
@@ -197,7 +210,7 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
     const place: Held = { node: event.node, providerId: event.providerId }
     switch (event.event) {
       case "added":
-        if (before !== undefined) {
+        if (before !== undefined && !forgotten(before, event.run)) {
           duplicateAdded++
           disagree("duplicate-added", event.uuid, `added on ${event.node} while held on ${before.node}`)
         }

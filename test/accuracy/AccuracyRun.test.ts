@@ -7,10 +7,18 @@ import { upToDateCompiledCli } from "../support/CompiledCli.ts"
 const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url))
 
 /** What the run must never show; the other disagreements are measured by `npm run accuracy`, not asserted. */
-const forbidden: ReadonlyArray<string> = ["false-moved", "missed-removed", "duplicate-added", "wrong-location-at-end"]
+const forbidden: ReadonlyArray<string> = [
+  "false-moved",
+  "missed-removed",
+  "duplicate-added",
+  "wrong-location-at-end",
+  "false-health",
+  "missed-health",
+  "wrong-health-at-end",
+]
 
 describe("accuracy against the simulated cluster's ground truth", () => {
-  it("under churn, faults and a restart, reports no false move, misses no removal, repeats no added, and ends with every GPU where it is", async () => {
+  it("under churn, faults, health faults and a restart, reports no false move or health, misses no removal or health change, repeats no added, and ends with every GPU where it is in its state", async () => {
     const outcome = await runAccuracy({
       nodes: 24,
       seed: "accuracy-test",
@@ -32,6 +40,7 @@ describe("accuracy against the simulated cluster's ground truth", () => {
         execGarbage: 0.02,
         driverFailuresPerMinute: 6,
         driverFailureSeconds: 5,
+        healthFaultsPerGpuMinute: 0.4,
       },
       stores: ["memory", "nats", "node-labels"],
       removalGraceMs: 6_000,
@@ -51,7 +60,17 @@ describe("accuracy against the simulated cluster's ground truth", () => {
       const shown = { store, failure, disagreements: disagreements.filter((found) => forbidden.includes(found.kind)) }
       expect(shown).toEqual({ store, failure: undefined, disagreements: [] })
       expect(runs).toBe(2)
-      expect(figures).toMatchObject({ false_moved: 0, missed_removed: 0, duplicate_added: 0, wrong_location_at_end: 0 })
+      expect(figures).toMatchObject({
+        false_moved: 0,
+        missed_removed: 0,
+        duplicate_added: 0,
+        wrong_location_at_end: 0,
+        false_health: 0,
+        missed_health: 0,
+        wrong_health_at_end: 0,
+      })
+      expect(figures.true_health_changes).toBeGreaterThan(0)
+      expect(figures.health_reported + figures.unreportable_health).toBe(figures.true_health_changes)
       expect(figures.gpus).toBeGreaterThan(0)
       expect(figures.gpus_at_true_location).toBe(figures.gpus)
       expect(figures.converged_s).not.toBeNull()

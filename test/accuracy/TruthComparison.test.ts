@@ -266,6 +266,21 @@ describe("comparing exported events with the ledger", () => {
     expect(compare(left, startAdded, { runs: restartedSoon })).toMatchObject({ missed_removed: 1 })
   })
 
+  it("excuses added for a GPU whose node, deleted before the process started, took the store's record with it", () => {
+    const movedThenLeft: ReadonlyArray<readonly [number, Fact]> = [
+      ...swapped,
+      [105, { entry: "gpu-gone", uuid: "y", node: "a" }],
+      [105, { entry: "node-left", node: "a" }],
+    ]
+    const events = [...startAdded, exported("added", "x", "b", 112, { run: 1 })]
+    const runs = [
+      { startedAt: t0, stoppedAt: t0 + 95 * second },
+      { startedAt: t0 + 110 * second, stoppedAt: t0 + 1_000 * second },
+    ]
+    expect(compare(movedThenLeft, events, { runs, keepsGoneNodes: false }).duplicate_added).toBe(0)
+    expect(compare(movedThenLeft, events, { runs, keepsGoneNodes: true }).duplicate_added).toBe(1)
+  })
+
   it("counts added where the GPU is not as a false added", () => {
     expect(compare(start, [exported("added", "x", "b", 1), exported("added", "y", "b", 1)])).toMatchObject({
       false_added: 1,
@@ -390,7 +405,7 @@ describe("comparing reported health with the ledger", () => {
       [50, health("x", "a", "ok", "degraded")],
       [55, { entry: "driver-repaired", node: "a" }],
     ]
-    expect(compare(hidden, [...startAdded, healthReported("x", "a", 57, "ok", "degraded")])).toMatchObject({
+    expect(compare(hidden, startAdded)).toMatchObject({
       true_health_changes: 1,
       unreportable_health: 1,
       health_reported: 0,
@@ -418,5 +433,13 @@ describe("comparing reported health with the ledger", () => {
       missed_health: 0,
       wrong_health_at_end: 0,
     })
+    // With a durable store: degraded from 50 s to 120 s while no process ran shows neither change.
+    const unseen = compare(degradedAndReset, startAdded, {
+      runs: [
+        { startedAt: t0, stoppedAt: t0 + 45 * second },
+        { startedAt: t0 + 125 * second, stoppedAt: t0 + 1_000 * second },
+      ],
+    })
+    expect(unseen).toMatchObject({ true_health_changes: 2, unreportable_health: 2, missed_health: 0, false_health: 0 })
   })
 })
