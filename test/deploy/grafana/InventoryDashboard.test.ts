@@ -1,15 +1,28 @@
+import { readFileSync } from "node:fs"
 import { Effect } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
+import type { GpuHealth } from "../../../src/domain/GpuHealth.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import * as OtlpExporter from "../../../src/exporter/otlp/OtlpExporter.ts"
 import { addedEvent } from "../../exporter/InventoryEvents.ts"
 import { startOtlpReceiver } from "../../exporter/otlp/OtlpReceiver.ts"
 import { type DecodedResourceLogs, decodeLogsRequest } from "../../exporter/otlp/ProtobufLogsRequest.ts"
-import { queriesOf, readDashboard, withVariables } from "./GrafanaDashboard.ts"
+import { type DashboardQuery, queriesOf, readDashboard, withVariables } from "./GrafanaDashboard.ts"
 import { logqlReferencesOf } from "./LogqlReferences.ts"
 import { type LokiFields, lokiFieldsOf } from "./LokiOtlpFields.ts"
 
 const inventory = readDashboard("inventory.json")
+
+const ok: GpuHealth = { state: "ok", reasons: [], rmaEligible: false, vbios: "96.00.74.00.01" }
+const remapPending: GpuHealth = {
+  state: "degraded",
+  reasons: ["row-remap-pending"],
+  rmaEligible: false,
+  remappedRows: { correctable: 0, uncorrectable: 1, pending: true, failure: false },
+  ecc: { enabled: true, volatileUncorrectable: 1 },
+  pcie: { linkWidth: { current: 16, max: 16 } },
+  fabric: { state: "completed", status: "success", summary: "healthy" },
+}
 
 /** One event of each kind, with every optional field set, so the request carries every attribute the exporter has. */
 const events: ReadonlyArray<InventoryEvent> = [
@@ -28,7 +41,11 @@ const events: ReadonlyArray<InventoryEvent> = [
     origin: addedEvent(2).origin,
   },
   { ...addedEvent(3), record: { ...addedEvent(3).record, event: "removed" } },
-  { ...addedEvent(4), record: { ...addedEvent(4).record, event: "observed" } },
+  { ...addedEvent(4), record: { ...addedEvent(4).record, event: "observed", health: ok } },
+  {
+    ...addedEvent(5),
+    record: { ...addedEvent(5).record, event: "health", health: remapPending, previousHealthState: "ok" },
+  },
 ]
 
 /** The logs request the real otlp exporter sends for `events`, as its OTLP receiver decodes it. */
@@ -52,15 +69,27 @@ beforeAll(async () => {
   loki = lokiFieldsOf(request)
 })
 
-const queries = queriesOf(inventory).map((query) => ({
-  ...query,
-  references: logqlReferencesOf(withVariables(inventory, query.expr)),
-}))
+/** The LogQL recipes of docs/metrics.md: its `logql` blocks, a continuation line (two spaces in) joined to the line before. */
+const logqlRecipes = (): ReadonlyArray<string> => {
+  const page = readFileSync(new URL("../../../docs/metrics.md", import.meta.url), "utf8")
+  const section = page.slice(page.indexOf("\n## LogQL recipes\n"), page.indexOf("\n## Dashboards\n"))
+  return [...section.matchAll(/```logql\n([\s\S]*?)```/g)].flatMap(([, block = ""]) =>
+    block
+      .replace(/\n {2}/g, " ")
+      .split("\n")
+      .filter((line) => line.trim() !== ""),
+  )
+}
+
+const queries = [
+  ...queriesOf(inventory).map((query): DashboardQuery => ({ ...query, expr: withVariables(inventory, query.expr) })),
+  ...logqlRecipes().map((expr): DashboardQuery => ({ where: "docs/metrics.md", expr })),
+].map((query) => ({ ...query, references: logqlReferencesOf(query.expr) }))
 
 /** RE2's named group syntax in JavaScript's. */
 const javascriptRegExp = (re2: string): RegExp => new RegExp(re2.replaceAll("(?P<", "(?<"))
 
-describe("deploy/grafana/inventory.json", () => {
+describe("deploy/grafana/inventory.json and the LogQL recipes of docs/metrics.md", () => {
   it("selects streams by index labels the exporter's resources carry, with the values it sends", () => {
     expect(loki.indexLabels.get("service_name")).toEqual(new Set([OtlpExporter.factory.defaultConfig.serviceName]))
     const wrong = queries.flatMap((query) =>
@@ -79,6 +108,7 @@ describe("deploy/grafana/inventory.json", () => {
 
   it("reads only names the exporter sends, spelled as Loki stores them, or names the query makes itself", () => {
     expect(queries.length).toBeGreaterThan(8)
+    expect(queries.filter((query) => query.where === "docs/metrics.md").length).toBeGreaterThan(5)
     const unknown = queries.flatMap((query) =>
       [...query.references.namesRead]
         .filter(
@@ -92,16 +122,18 @@ describe("deploy/grafana/inventory.json", () => {
     expect(unknown).toEqual([])
   })
 
-  it("compares attributes with values the exporter sends", () => {
-    const wrong = queries.flatMap((query) =>
-      query.references.labelFilters
-        .filter((filter) => filter.op === "=" && filter.value !== "")
-        .filter(
-          (filter) =>
-            !(loki.structuredMetadata.get(filter.name) ?? loki.indexLabels.get(filter.name))?.has(filter.value),
-        )
-        .map((filter) => `${filter.name}="${filter.value}" (${query.where})`),
-    )
+  it("compares attributes with values the exporter sends (the recipes' example serials aside)", () => {
+    const wrong = queries
+      .filter((query) => query.where !== "docs/metrics.md")
+      .flatMap((query) =>
+        query.references.labelFilters
+          .filter((filter) => filter.op === "=" && filter.value !== "")
+          .filter(
+            (filter) =>
+              !(loki.structuredMetadata.get(filter.name) ?? loki.indexLabels.get(filter.name))?.has(filter.value),
+          )
+          .map((filter) => `${filter.name}="${filter.value}" (${query.where})`),
+      )
     expect(wrong).toEqual([])
   })
 

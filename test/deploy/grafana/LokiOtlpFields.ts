@@ -32,12 +32,18 @@ export const lokiName = (attribute: string): string => {
   return /^[0-9]/.test(name) ? `key_${name}` : name
 }
 
-const asString = (value: DecodedValue): string => {
+const scalarOf = (value: DecodedValue): string | number | boolean => {
   if ("string" in value) return value.string
-  if ("int" in value) return value.int.toString()
-  if ("bool" in value) return String(value.bool)
-  if ("double" in value) return String(value.double)
-  throw new Error("a GPU log record's attributes are scalars; maps and arrays come only in entity events")
+  if ("int" in value) return Number(value.int)
+  if ("bool" in value) return value.bool
+  if ("double" in value) return value.double
+  throw new Error("a GPU log record's arrays hold scalars; maps come only in entity events")
+}
+
+/** A value as Loki stores it: scalars as text, an array (the health reasons) as its JSON, as the Collector's `AsString` writes it. */
+const asString = (value: DecodedValue): string => {
+  if ("array" in value) return JSON.stringify(value.array.map(scalarOf))
+  return String(scalarOf(value))
 }
 
 /** Names and the values seen under them. */
