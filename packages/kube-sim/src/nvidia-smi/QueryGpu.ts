@@ -145,9 +145,9 @@ const fields: Readonly<Record<string, QueryField>> = {
     since: "555",
     value: ({ host }) => (host.model.architecture === "Blackwell" ? "Enabled" : notAvailable),
   },
-  "fabric.state": { since: "550", value: ({ host }) => (host.model.nvswitchFabric ? "Completed" : notAvailable) },
+  // The fabric state came with the `fabric` element (525); its clique and cluster with 550.
+  "fabric.state": { value: ({ host }) => (host.model.nvswitchFabric ? "Completed" : notAvailable) },
   "fabric.status": {
-    since: "550",
     value: ({ host, gpu }) => orNotAvailable(fabricStatus(host.model, gpu.identity.condition).status),
   },
   "fabric.health.summary": {
