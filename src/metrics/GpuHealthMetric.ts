@@ -3,6 +3,8 @@ import { millisToHrTime } from "@opentelemetry/core"
 import type { CollectionResult, DataPoint, MetricDescriptor } from "@opentelemetry/sdk-metrics"
 import type { GpuHealth, HealthState } from "../domain/GpuHealth.ts"
 import { healthStates } from "../domain/GpuHealth.ts"
+import { healthReasons } from "../domain/HealthVerdict.ts"
+import { overflowLabelValue } from "./BoundedLabel.ts"
 import { gaugesCollection } from "./GaugeCollection.ts"
 import { type GpuInfoLabels, gpuInfoLabels } from "./GpuInfoLabels.ts"
 import { escapeLabelValue, type GpuInfoSource } from "./GpuInfoMetric.ts"
@@ -66,8 +68,14 @@ interface GpuHealthFacts {
   readonly health: GpuHealth
 }
 
-/** The reason codes of a verdict, each once. */
-const reasonsOf = (health: GpuHealth): ReadonlySet<string> => new Set(health.reasons)
+const reasonCodes: ReadonlySet<string> = new Set(healthReasons.map((reason) => reason.code))
+
+/**
+ * The reason labels of a verdict, each once: the verdict table's codes, and `other` for a code it does not
+ * have (a health kept by a store from another version), so the label stays within a fixed set.
+ */
+const reasonsOf = (health: GpuHealth): ReadonlySet<string> =>
+  new Set(health.reasons.map((code) => (reasonCodes.has(code) ? code : overflowLabelValue)))
 
 const seriesOf = ({ labels, health }: GpuHealthFacts): GpuHealthSeries => {
   const set = labelSet(labels)

@@ -135,6 +135,23 @@ describe("the GPUs' health on /metrics", () => {
     }).pipe(Effect.provide(telemetryLayer())),
   )
 
+  it.live("keeps the reason label within the verdict table's codes: one it does not have reads other", () =>
+    Effect.gen(function* () {
+      // A health kept by a store written by another version of the service.
+      const stored: GpuHealth = {
+        state: "degraded",
+        reasons: ["row-remap-pending", "gone-code", "newer-code"],
+        rmaEligible: false,
+      }
+      yield* observeFleet(() => [fleetGpu(1, stored)])
+      const reasons = samplesOf(parseSamples(yield* scrape), metricNames.gpuHealthReason)
+      assert.sameMembers(
+        reasons.map((sample) => sample.labels.reason),
+        ["row-remap-pending", "other"],
+      )
+    }).pipe(Effect.provide(telemetryLayer())),
+  )
+
   it.live("follows a GPU's health from scrape to scrape: a reset clears its reasons, a removed GPU leaves", () =>
     Effect.gen(function* () {
       let gpus = node()
