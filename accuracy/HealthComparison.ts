@@ -7,7 +7,8 @@ export interface HealthComparisonInput {
   readonly ledger: ReadonlyArray<LedgerEntry>
   readonly events: ReadonlyArray<ExportedEvent>
   readonly runs: ReadonlyArray<ServiceRunSpan>
-  readonly durable: boolean
+  /** Whether the store carries each GPU's last health across a restart (`nats`, `postgres`). */
+  readonly keepsHealth: boolean
   /** How long before its record's time a reading may have been taken (the service's `TIMEOUT`). */
   readonly readingWindowMs: number
   /**
@@ -101,12 +102,13 @@ const stateAt = (health: ReadonlyArray<HealthStay>, time: number): TrueHealthSta
  *   window before the change to a reading window after its new state ended. A report is a record whose
  *   `previousHealthState` differs from its `health.state` (a `health` event).
  * - A change not reported is `missed_health` when a service could have seen it: a service process ran
- *   for `healthSettleMs` of the state before and of the state after (one and the same process with
- *   `memory`, which has no state from an earlier one; with a durable store, the next process compares
- *   with what the store kept), and the GPU stayed in the cluster and readable (no driver failure hid
+ *   for `healthSettleMs` of the state before and of the state after (one and the same process with a
+ *   store that keeps no health, `memory` and `node-labels`; with `nats` and `postgres` the next process
+ *   compares with what the store kept), and the GPU stayed in the cluster and readable (no driver failure hid
  *   it) for `healthSettleMs` after the change. The others are `unreportable_health`.
  * - `false_health`: reports whose new state was the GPU's true state at no moment of the reading window,
- *   or whose previous state is not the one the service's records last gave the GPU (a change it made up).
+ *   or whose previous state is not the one the service's records last gave the GPU, or gave it before
+ *   a record of the same reading (a `moved` with the new health precedes the change).
  * - `wrong_health_at_end`: readable GPUs whose last reported state differs from their true state at the end.
  */
 export const compareHealth = (
@@ -120,12 +122,13 @@ export const compareHealth = (
     disagreements.push({ kind, uuid, detail })
   const healthOf = (uuid: string) => truth.history(uuid)?.health ?? []
 
-  let held = new Map<string, TrueHealthState>()
+  /** The state the service's records last gave each GPU, and the one before them when they came from the same reading. */
+  let held = new Map<string, { state: TrueHealthState; time: number; before?: TrueHealthState }>()
   let run: number | undefined
   let falseHealth = 0
   const reports = new Map<string, Array<ExportedEvent>>()
   for (const event of input.events) {
-    if (!input.durable && event.run !== run) held = new Map()
+    if (!input.keepsHealth && event.run !== run) held = new Map()
     run = event.run
     if (event.event === "removed") {
       held.delete(event.uuid)
@@ -143,18 +146,23 @@ export const compareHealth = (
           stay.from <= event.time &&
           (stay.to ?? Number.POSITIVE_INFINITY) >= event.time - window,
       )
-      const before = held.get(event.uuid)
-      if (!trueInWindow || (before !== undefined && before !== previous)) {
+      // A reading that moves a GPU and changes its health gives a `moved` with the new health, then the change.
+      const last = held.get(event.uuid)
+      const unknownPrevious =
+        last !== undefined && last.state !== previous && !(last.time === event.time && last.before === previous)
+      if (!trueInWindow || unknownPrevious) {
         falseHealth++
         disagree(
           "false-health",
           event.uuid,
           `${previous} to ${state} at ${new Date(event.time).toISOString()} while ${stateAt(health, event.time) ?? "not in the cluster"}` +
-            (before !== undefined && before !== previous ? `, last reported ${before}` : ""),
+            (unknownPrevious ? `, last reported ${last.state}` : ""),
         )
       }
     }
-    held.set(event.uuid, state)
+    const last = held.get(event.uuid)
+    const before = last === undefined ? undefined : last.time === event.time ? (last.before ?? last.state) : last.state
+    held.set(event.uuid, { state, time: event.time, ...(before === undefined ? {} : { before }) })
   }
 
   const hidden = hiddenSpans(input.ledger)
@@ -165,7 +173,7 @@ export const compareHealth = (
     if (goneAt !== undefined && goneAt < settledAt) return false
     if ((hidden.get(change.uuid) ?? []).some((span) => span.from <= settledAt && span.to >= from)) return false
     // A durable store carries the state one process saw to the next; without one, a single process must see both.
-    return input.durable
+    return input.keepsHealth
       ? input.runs.some((span) => seenBy(change.from, span)) && input.runs.some((span) => seenBy(change.to, span))
       : input.runs.some((span) => seenBy(change.from, span) && seenBy(change.to, span))
   }
@@ -197,7 +205,7 @@ export const compareHealth = (
   for (const gpu of truth.whereNow().values()) {
     if (!gpu.readable) continue
     const now = healthOf(gpu.uuid).at(-1)?.state
-    const last = held.get(gpu.uuid)
+    const last = held.get(gpu.uuid)?.state
     if (now === last) continue
     wrongAtEnd++
     disagree("wrong-health-at-end", gpu.uuid, `${now ?? "?"}, last reported ${last ?? "nothing"}`)

@@ -12,6 +12,8 @@ export interface StoreScenario {
   readonly durable: boolean
   /** Whether it keeps the GPUs of a node deleted while no process watched, for the next to remove. */
   readonly keepsGoneNodes: boolean
+  /** Whether it keeps each GPU's last health, so a new process reports a change against it. */
+  readonly keepsHealth: boolean
   /** Settings of the service (environment variables) that select and configure the store. */
   readonly env: Readonly<Record<string, string>>
   readonly close: () => Promise<void>
@@ -53,6 +55,7 @@ export const prepareStore = async (
         store,
         durable: false,
         keepsGoneNodes: false,
+        keepsHealth: false,
         env: { EXPORTER_TYPE: "stdout", INVENTORY_STORE: "memory", LABELS_ENABLED: "false" },
         close: async () => undefined,
       }
@@ -63,6 +66,7 @@ export const prepareStore = async (
         store,
         durable: true,
         keepsGoneNodes: true,
+        keepsHealth: true,
         env: {
           EXPORTER_TYPE: "stdout,nats",
           INVENTORY_STORE: "nats",
@@ -82,6 +86,7 @@ export const prepareStore = async (
         store,
         durable: true,
         keepsGoneNodes: true,
+        keepsHealth: true,
         env: {
           EXPORTER_TYPE: "stdout,postgres",
           INVENTORY_STORE: "postgres",
@@ -108,6 +113,8 @@ export const prepareStore = async (
         durable: true,
         // The labels that held a node's GPUs are deleted with the node.
         keepsGoneNodes: false,
+        // The labels hold where each GPU is, not its health.
+        keepsHealth: false,
         env: { EXPORTER_TYPE: "stdout", INVENTORY_STORE: "node-labels", LABELS_ENABLED: "true" },
         close: async () => undefined,
       }

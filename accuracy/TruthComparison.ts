@@ -18,6 +18,8 @@ export interface ComparisonInput {
   readonly runs: ReadonlyArray<ServiceRunSpan>
   /** Whether the inventory store carries what the service knew across a restart (every store but `memory`). */
   readonly durable: boolean
+  /** Whether it carries each GPU's last health too (`nats`, `postgres`). */
+  readonly keepsHealth: boolean
   /**
    * Whether the store keeps the GPUs of a node deleted while no process watched it, or before a pending
    * removal was due, so that the next process removes them (`nats`, `postgres`); the node labels go with

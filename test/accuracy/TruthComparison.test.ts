@@ -82,6 +82,7 @@ const compare = (
     runs: [{ startedAt: t0, stoppedAt: t0 + 1_000 * second }],
     durable: true,
     keepsGoneNodes: true,
+    keepsHealth: true,
     removalGraceMs: grace,
     removalTickMs: 5 * second,
     readingWindowMs: 5 * second,
@@ -383,6 +384,22 @@ describe("comparing reported health with the ledger", () => {
     expect(report).toMatchObject({ false_health: 3, missed_health: 1, health_reported: 1 })
   })
 
+  it("takes a move and a health change of one reading, a moved with the new health then the change, as true", () => {
+    const movedAndReset: ReadonlyArray<readonly [number, Fact]> = [
+      ...start,
+      [50, health("x", "a", "ok", "degraded")],
+      [120, health("x", "a", "degraded", "ok")],
+      [121, placed("x", "b", "gpu-swap")],
+    ]
+    const report = compare(movedAndReset, [
+      ...startAdded,
+      healthReported("x", "a", 52, "ok", "degraded"),
+      exported("moved", "x", "b", 125, { previousNode: "a" }),
+      healthReported("x", "b", 125, "degraded", "ok"),
+    ])
+    expect(report).toMatchObject({ true_health_changes: 2, health_reported: 2, false_health: 0, false_moved: 0 })
+  })
+
   it("does not count a state shorter than a read of the fleet as a change, nor its report as false", () => {
     const flicker: ReadonlyArray<readonly [number, Fact]> = [
       ...start,
@@ -421,6 +438,7 @@ describe("comparing reported health with the ledger", () => {
       ],
       {
         durable: false,
+        keepsHealth: false,
         runs: [
           { startedAt: t0, stoppedAt: t0 + 49 * second },
           { startedAt: t0 + 51 * second, stoppedAt: t0 + 1_000 * second },
