@@ -48,7 +48,7 @@ export const printedValue = (raw: string | undefined): string | undefined => {
  * A copy of `text` that shares no memory with the output it was cut from: a substring can keep its
  * whole source string alive, and a reported value is kept for as long as its GPU is known.
  */
-const detached = (text: string): string => Buffer.from(text, "utf8").toString("utf8")
+export const detached = (text: string): string => Buffer.from(text, "utf8").toString("utf8")
 
 /** A GPU-wide condition that nvidia-smi writes in place of a value. */
 export type GpuCondition = "requires-reset" | "lost"

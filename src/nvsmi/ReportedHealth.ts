@@ -8,7 +8,7 @@ import type {
   RemappedRows,
   RetiredPages,
 } from "../domain/GpuHealth.ts"
-import { availableValue, gpuConditionOf, printedValue } from "./NotAvailable.ts"
+import { availableValue, detached, gpuConditionOf, printedValue } from "./NotAvailable.ts"
 
 /**
  * The health values nvidia-smi printed for one GPU, as printed, keyed by what they mean whichever output
@@ -64,8 +64,8 @@ export type ReportedHealthField =
 export type ReportedHealth = { [Field in ReportedHealthField]?: string | undefined }
 
 /**
- * A record to fill as the output is read, every field already in place: filling a record whose fields are
- * added one by one, in any order, costs several times more per value.
+ * A record to fill as the output is read, every field already in place, so that every GPU's record has one
+ * shape whichever values its output prints and in whatever order.
  */
 export const emptyReportedHealth = (): { -readonly [Field in ReportedHealthField]: string | undefined } => ({
   retiredSingleBit: undefined,
@@ -162,7 +162,6 @@ const dashedSpellings: ReadonlyMap<string, string> = new Map(
     "Completed",
     "In Progress",
     "Not Started",
-    "Not Supported",
     "Success",
     "Healthy",
     "Unhealthy",
@@ -185,7 +184,7 @@ const dashedOf = (raw: string | undefined): string | undefined => {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-|-$/g, "")
-  return dashed === "" ? undefined : availableValue(dashed)
+  return dashed === "" ? undefined : detached(dashed)
 }
 
 const recoveryActionAliases: ReadonlyMap<string, string> = new Map([

@@ -49,7 +49,7 @@ type Kept =
 /** An element of a `<gpu>` whose children are kept: the leaves whose text is read, and sections to descend into. */
 interface Section {
   readonly _tag: "section"
-  /** One lookup per child element: most children of a kept section are neither. */
+  /** One lookup per child element of a kept section; the children of any other element are not looked up. */
   readonly children: ReadonlyMap<string, Kept | Section>
 }
 
@@ -237,9 +237,10 @@ interface GpuDraft {
  * `end()` gives the node reading or a typed error: truncated or malformed XML, a root other than
  * `nvidia_smi_log`, output over the byte cap, or the failure nvidia-smi printed instead of a document.
  * Lines nvidia-smi prints before the document ("Unable to determine the device handle for GPU…") become
- * failures of the reading; the GPUs in the document are still returned. A document that crosses one of
- * `outputLimits` (nesting, elements, attributes, value length, GPUs) is `malformed` from that point on,
- * and nothing of an element the reading does not use is kept.
+ * failures of the reading; the GPUs in the document are still returned, each with its identity and its
+ * health signals (the elements of `gpuElement`). A document that crosses one of `outputLimits` (nesting,
+ * elements, attributes, value length, GPUs) is `malformed` from that point on, and nothing of an element
+ * the reading does not use is kept.
  */
 export class XmlReadingParser {
   private readonly maxBytes: number
