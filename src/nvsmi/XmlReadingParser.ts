@@ -49,9 +49,16 @@ type Kept =
 /** An element of a `<gpu>` whose children are kept: the leaves whose text is read, and sections to descend into. */
 interface Section {
   readonly _tag: "section"
-  /** One lookup per child element of a kept section; the children of any other element are not looked up. */
+  /** Looked up for the children of a kept section only; the children of any other element are skipped. */
   readonly children: ReadonlyMap<string, Kept | Section>
+  /**
+   * Whether a child's name may have this length: most children of a kept section are not kept, and a
+   * name's length rules most of them out before a lookup, which must first hash the name.
+   */
+  readonly nameLengths: Uint8Array
 }
+
+const longestName = 64
 
 const identity = (key: ReportedGpuField): Kept => ({ _tag: "gpu", key })
 const health = (key: ReportedHealthField): Kept => ({ _tag: "health", key })
@@ -59,7 +66,16 @@ const health = (key: ReportedHealthField): Kept => ({ _tag: "health", key })
 const section = (
   leaves: ReadonlyArray<readonly [string, Kept]>,
   sections: ReadonlyArray<readonly [string, Section]> = [],
-): Section => ({ _tag: "section", children: new Map<string, Kept | Section>([...leaves, ...sections]) })
+): Section => {
+  const children = new Map<string, Kept | Section>([...leaves, ...sections])
+  const nameLengths = new Uint8Array(longestName)
+  for (const name of children.keys()) {
+    if (name.length >= longestName)
+      throw new Error(`a kept element name is ${longestName} characters or longer: ${name}`)
+    nameLengths[name.length] = 1
+  }
+  return { _tag: "section", children, nameLengths }
+}
 
 const eccCounters = (scope: "volatile" | "aggregate"): Section =>
   section(
@@ -477,6 +493,9 @@ export class XmlReadingParser {
     }
     const parent = depth === gpuChildDepth ? gpuElement : depth < sectionSlots ? this.sections[depth - 1] : undefined
     if (parent === undefined) {
+      return
+    }
+    if (name.length >= longestName || parent.nameLengths[name.length] === 0) {
       return
     }
     const child = parent.children.get(name)
