@@ -106,12 +106,17 @@ const pinToCore = (pid: number | undefined, core: number): boolean =>
 /** One measurement, `minutes` after the service was ready. */
 interface SoakSample {
   readonly minutes: number
+  readonly gpus: number
   readonly dataMegabytes: number
   readonly codeMegabytes: number
   readonly rssMegabytes: number
 }
 
-/** A straight line through the samples by least squares: its slope per minute and that slope's standard error. */
+/**
+ * How a figure moves over the soak: a least-squares fit `figure = a + slope·minutes + perGpu·gpus`, so
+ * growth that follows the fleet's size (GPUs join and leave with the churn) is told apart from growth
+ * with time alone, which is what a leak looks like. The slope's standard error says how sure the fit is.
+ */
 export interface Trend {
   readonly first: number
   readonly last: number
@@ -119,23 +124,79 @@ export interface Trend {
   readonly max: number
   readonly slopePerMinute: number
   readonly slopeStandardError: number
+  /** Megabytes per known GPU, from the same fit. */
+  readonly perGpu: number
 }
 
-export const trendOf = (points: ReadonlyArray<readonly [number, number]>): Trend => {
-  const count = points.length
-  const meanX = points.reduce((sum, [x]) => sum + x, 0) / count
-  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / count
-  const spreadX = points.reduce((sum, [x]) => sum + (x - meanX) ** 2, 0)
-  const slope = points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0) / spreadX
-  const residuals = points.reduce((sum, [x, y]) => sum + (y - meanY - slope * (x - meanX)) ** 2, 0)
-  const values = points.map(([, y]) => y)
-  return {
+/** One figure at one time, with the GPUs the service knew then. */
+export interface TrendPoint {
+  readonly minutes: number
+  readonly gpus: number
+  readonly value: number
+}
+
+/** Solves `matrix · x = vector` for a small symmetric system by Gauss-Jordan elimination; undefined when singular. */
+const solve = (
+  matrix: ReadonlyArray<ReadonlyArray<number>>,
+  vector: ReadonlyArray<number>,
+): Array<number> | undefined => {
+  const size = vector.length
+  const rows = matrix.map((row, at) => [...row, vector[at] ?? 0])
+  for (let column = 0; column < size; column++) {
+    let pivot = column
+    for (let row = column + 1; row < size; row++)
+      if (Math.abs(rows[row]?.[column] ?? 0) > Math.abs(rows[pivot]?.[column] ?? 0)) pivot = row
+    const pivotRow = rows[pivot] as Array<number>
+    if (Math.abs(pivotRow[column] ?? 0) < 1e-12) return undefined
+    rows[pivot] = rows[column] as Array<number>
+    rows[column] = pivotRow
+    for (let row = 0; row < size; row++) {
+      if (row === column) continue
+      const current = rows[row] as Array<number>
+      const factor = (current[column] ?? 0) / (pivotRow[column] ?? 1)
+      for (let at = column; at <= size; at++) current[at] = (current[at] ?? 0) - factor * (pivotRow[at] ?? 0)
+    }
+  }
+  return rows.map((row, at) => (row[size] ?? 0) / (row[at] ?? 1))
+}
+
+export const trendOf = (points: ReadonlyArray<TrendPoint>): Trend => {
+  const values = points.map((point) => point.value)
+  const summary = {
     first: values[0] ?? 0,
-    last: values[count - 1] ?? 0,
+    last: values[points.length - 1] ?? 0,
     min: Math.min(...values),
     max: Math.max(...values),
-    slopePerMinute: slope,
-    slopeStandardError: count > 2 ? Math.sqrt(residuals / (count - 2) / spreadX) : Number.POSITIVE_INFINITY,
+  }
+  const gpusVary = points.some((point) => point.gpus !== points[0]?.gpus)
+  const regressors = (point: TrendPoint): Array<number> =>
+    gpusVary ? [1, point.minutes, point.gpus] : [1, point.minutes]
+  const width = gpusVary ? 3 : 2
+  const normal = Array.from({ length: width }, () => new Array<number>(width).fill(0))
+  const moment = new Array<number>(width).fill(0)
+  for (const point of points) {
+    const row = regressors(point)
+    for (let i = 0; i < width; i++) {
+      moment[i] = (moment[i] ?? 0) + (row[i] ?? 0) * point.value
+      for (let j = 0; j < width; j++)
+        (normal[i] as Array<number>)[j] = (normal[i]?.[j] ?? 0) + (row[i] ?? 0) * (row[j] ?? 0)
+    }
+  }
+  const fit = solve(normal, moment)
+  // The slope's variance is σ² times the minutes entry of the inverse of the normal matrix.
+  const unitMinutes = solve(normal, [0, 1, 0].slice(0, width))
+  if (fit === undefined || unitMinutes === undefined || points.length <= width)
+    return { ...summary, slopePerMinute: 0, slopeStandardError: Number.POSITIVE_INFINITY, perGpu: 0 }
+  const residuals = points.reduce((sum, point) => {
+    const predicted = regressors(point).reduce((total, x, at) => total + x * (fit[at] ?? 0), 0)
+    return sum + (point.value - predicted) ** 2
+  }, 0)
+  const variance = residuals / (points.length - width)
+  return {
+    ...summary,
+    slopePerMinute: fit[1] ?? 0,
+    slopeStandardError: Math.sqrt(variance * (unitMinutes[1] ?? 0)),
+    perGpu: gpusVary ? (fit[2] ?? 0) : 0,
   }
 }
 
@@ -144,8 +205,17 @@ export const isFlat = (trend: Trend): boolean => Math.abs(trend.slopePerMinute) 
 
 const trendLine = (name: string, trend: Trend): string =>
   `  ${name.padEnd(13)} ${trend.first.toFixed(1)} → ${trend.last.toFixed(1)} MB (range ${trend.min.toFixed(1)}–${trend.max.toFixed(1)}), ` +
-  `slope ${trend.slopePerMinute >= 0 ? "+" : ""}${trend.slopePerMinute.toFixed(3)} ± ${trend.slopeStandardError.toFixed(3)} MB/min` +
-  ` (${(trend.slopePerMinute * 60 * 24).toFixed(1)} MB/day), ${isFlat(trend) ? "flat" : "GROWING"}`
+  `slope with the fleet's size held ${trend.slopePerMinute >= 0 ? "+" : ""}${trend.slopePerMinute.toFixed(4)} ± ${trend.slopeStandardError.toFixed(4)} MB/min` +
+  ` (${(trend.slopePerMinute * 60 * 24).toFixed(1)} MB/day), ${(trend.perGpu * 1024 * 1024).toFixed(0)} B per GPU, ${isFlat(trend) ? "flat" : "GROWING"}`
+
+/** The GPUs the service knows now, from its own `/metrics`. */
+const gpusKnown = async (port: number): Promise<number> => {
+  const page = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) }).then((answer) =>
+    answer.text(),
+  )
+  const line = page.split("\n").find((entry) => entry.startsWith("gpu_serials_gpus_known "))
+  return Number(line?.split(" ")[1] ?? Number.NaN)
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -174,9 +244,11 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
     while (performance.now() < endAt) {
       if (service.child.exitCode !== null)
         throw new Error(`the service exited (${service.child.exitCode}) during the soak`)
+      const gpus = await gpusKnown(port)
       const heap = await heapFigures(service)
       samples.push({
         minutes: (performance.now() - readyAt) / 60_000,
+        gpus,
         dataMegabytes: heap.liveMegabytes - heap.codeMegabytes,
         codeMegabytes: heap.codeMegabytes,
         rssMegabytes: rssMegabytes(service.child.pid ?? 0),
@@ -190,7 +262,7 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
   const kept = samples.filter((sample) => sample.minutes >= scenario.warmUpMinutes)
   if (kept.length < 3) throw new Error(`the soak kept ${kept.length} samples: run it for longer`)
   const trendOfField = (field: "dataMegabytes" | "codeMegabytes" | "rssMegabytes"): Trend =>
-    trendOf(kept.map((sample) => [sample.minutes, sample[field]] as const))
+    trendOf(kept.map((sample) => ({ minutes: sample.minutes, gpus: sample.gpus, value: sample[field] })))
   const eventCounts = ["added", "moved", "removed", "observed", "health"]
     .map((kind) => `${kind} ${events.get(kind) ?? 0}`)
     .join(", ")
@@ -201,6 +273,6 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
     trendLine("live heap", trendOfField("dataMegabytes")),
     trendLine("compiled code", trendOfField("codeMegabytes")),
     trendLine("RSS", trendOfField("rssMegabytes")),
-    `  events: ${eventCounts}`,
+    `  GPUs known: ${kept[0]?.gpus ?? 0} → ${kept[kept.length - 1]?.gpus ?? 0} (range ${Math.min(...kept.map((sample) => sample.gpus))}–${Math.max(...kept.map((sample) => sample.gpus))}); events: ${eventCounts}`,
   ]
 }
