@@ -48,7 +48,7 @@ export class HealthFaults {
     this.options = options
   }
 
-  /** How many boards have a fault in progress. */
+  /** How many boards have a fault in progress (or were repaired less than a stage ago). */
   get count(): number {
     return this.courses.size
   }
@@ -62,13 +62,13 @@ export class HealthFaults {
         if (course.dueAt > nowMs) continue
         const host = hostOf.get(uuid)
         const step = course.steps.shift()
+        // A course ends a stage after its last step, so a repaired board reads healthy that long before the next.
         if (host === undefined || step === undefined) {
           this.courses.delete(uuid)
           continue
         }
         this.options.setCondition(host, course.identity, step(course.identity.condition))
-        if (course.steps.length === 0) this.courses.delete(uuid)
-        else course.dueAt = nowMs + this.stageMs(stageSeconds)
+        course.dueAt = nowMs + this.stageMs(stageSeconds)
       }
     }
     if (perGpuMinute <= 0) return
@@ -92,7 +92,8 @@ export class HealthFaults {
     const hostOf = this.hostsByUuid()
     for (const [uuid, course] of this.courses) {
       const host = hostOf.get(uuid)
-      if (host !== undefined) this.options.setCondition(host, course.identity, repaired(course.identity.condition))
+      if (host !== undefined && course.steps.length > 0)
+        this.options.setCondition(host, course.identity, repaired(course.identity.condition))
     }
     this.courses.clear()
   }
