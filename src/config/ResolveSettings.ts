@@ -138,7 +138,11 @@ export const resolveSettings = (
   for (const setting of settings) {
     const candidate = candidateFor(setting, sources)
     const origin: ValueOrigin = { source: candidate.source, key: candidate.key }
-    const read = candidate.read()
+    const derived =
+      candidate.source === "default" && setting.defaultFrom !== undefined
+        ? setting.defaultFrom(new SettingValues(entries))
+        : undefined
+    const read = derived === undefined ? candidate.read() : Result.succeed(derived)
     if (Result.isFailure(read)) {
       problems.push({ key: origin.key, message: setting.unreadable ?? `${setting.label} ${read.failure}` })
       entries.set(setting, { value: undefined, origin })

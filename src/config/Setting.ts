@@ -1,4 +1,5 @@
 import * as Result from "effect/Result"
+import type { SettingValues } from "./ResolveSettings.ts"
 import { type Bounds, outOfBoundsMessage, withinBounds } from "./SettingBounds.ts"
 import type { SettingType } from "./SettingType.ts"
 
@@ -23,6 +24,11 @@ export interface Setting<T> {
   readonly type: SettingType<T>
   /** Absent when the setting is optional and has no default. */
   readonly default?: T
+  /**
+   * A default that depends on settings listed before it in the same scope (`DISCOVERY=dra` changes the
+   * receiver's namespace); `undefined` keeps `default`. A value set by flag, environment or file wins.
+   */
+  readonly defaultFrom?: (values: SettingValues) => T | undefined
   readonly secret: Secrecy
   /** The noun messages start with (`workers`, `resync period`). */
   readonly label: string

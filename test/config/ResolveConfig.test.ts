@@ -9,6 +9,7 @@ const knownTypes = "stdout, otlp, nats, http, postgres"
 describe("defaults", () => {
   it("are the Go original's", () => {
     const kubeExec = {
+      discovery: "device-plugin",
       namespace: "gpu-operator",
       labelSelector: "app=nvidia-device-plugin-daemonset",
       container: "nvidia-device-plugin",
@@ -18,8 +19,24 @@ describe("defaults", () => {
       qps: 50,
       burst: 100,
       kubeconfig: "",
-      nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 },
+      nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024, path: "nvidia-smi", mlLibrary: "" },
       nodeLabels: { enabled: true, prefix: "gpu-serials.dev" },
+      targets: {
+        "device-plugin": {
+          namespace: "gpu-operator",
+          labelSelector: "app=nvidia-device-plugin-daemonset",
+          container: "nvidia-device-plugin",
+          nvidiaSmiPath: "nvidia-smi",
+          nvidiaMlLibrary: "",
+        },
+        dra: {
+          namespace: "nvidia-dra-driver-gpu",
+          labelSelector: "nvidia-dra-driver-gpu-component=kubelet-plugin",
+          container: "gpus",
+          nvidiaSmiPath: "/driver-root/usr/bin/nvidia-smi",
+          nvidiaMlLibrary: "/driver-root/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+        },
+      },
     }
     const inventory = {
       reportIntervalMs: 3_600_000,

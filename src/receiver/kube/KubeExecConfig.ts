@@ -1,6 +1,7 @@
 import * as Result from "effect/Result"
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
 import { isDnsLabel, validateDnsSubdomain } from "../../config/DnsSubdomain.ts"
+import type { SettingValues } from "../../config/ResolveSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
 import { DAY, HOUR, notNegative, positive, required, SECOND } from "../../config/SettingRules.ts"
 import {
@@ -19,6 +20,47 @@ import { parseLabelSelector } from "../../kubeclient/labels/LabelSelector.ts"
  * variables, defaults and messages.
  */
 
+/**
+ * Where the receiver finds GPUs: the NVIDIA device-plugin pods (`device-plugin`), the NVIDIA DRA driver's
+ * kubelet-plugin pods and its ResourceSlices (`dra`), or whichever the cluster runs (`auto`, decided at start).
+ */
+export type Discovery = "device-plugin" | "dra" | "auto"
+
+/** The mode a receiver reads in once `auto` is decided. */
+export type DiscoveryMode = "device-plugin" | "dra"
+
+/**
+ * The pods read in `dra` mode unless set: the kubelet-plugin DaemonSet of the DRA driver's Helm chart
+ * v25.12.0 (`deployments/helm/nvidia-dra-driver-gpu/templates/kubeletplugin.yaml`, rendered with its
+ * defaults and installed as its docs say), its `gpus` container, and nvidia-smi from the driver root the
+ * chart mounts at `/driver-root`, run with the NVML library preloaded as the plugin's prestart script does.
+ */
+export const draDefaults = {
+  namespace: "nvidia-dra-driver-gpu",
+  labelSelector: "nvidia-dra-driver-gpu-component=kubelet-plugin",
+  container: "gpus",
+  nvidiaSmiPath: "/driver-root/usr/bin/nvidia-smi",
+  nvidiaMlLibrary: "/driver-root/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+} as const
+
+export const discoverySetting: Setting<Discovery> = {
+  key: "discovery",
+  env: "DISCOVERY",
+  flag: "--discovery",
+  type: enumType(["device-plugin", "dra", "auto"]),
+  default: "device-plugin",
+  secret: "none",
+  label: "discovery",
+  description:
+    "Where GPUs are found: device-plugin pods, dra (the NVIDIA DRA driver's ResourceSlices and kubelet-plugin pods; changes the defaults of namespace, labelSelector, container, nvidiaSmiPath and nvidiaMlLibrary) or auto (dra when the API serves resource.k8s.io, slices of gpu.nvidia.com exist and no device-plugin pod matches).",
+}
+
+/** A value of `key` in `dra` mode when the user left it unset. */
+const inDra =
+  <K extends keyof typeof draDefaults>(key: K) =>
+  (values: SettingValues): (typeof draDefaults)[K] | undefined =>
+    values.get(discoverySetting) === "dra" ? draDefaults[key] : undefined
+
 export const namespaceSetting: Setting<string> = {
   key: "namespace",
   env: "NAMESPACE",
@@ -27,7 +69,8 @@ export const namespaceSetting: Setting<string> = {
   default: "gpu-operator",
   secret: "none",
   label: "namespace",
-  description: "Namespace of the NVIDIA device-plugin pods.",
+  defaultFrom: inDra("namespace"),
+  description: `Namespace of the NVIDIA device-plugin pods (DISCOVERY=dra: ${draDefaults.namespace}).`,
   check: (value) =>
     required("namespace must be specified")(value) ??
     (isDnsLabel(value)
@@ -44,7 +87,8 @@ export const labelSelectorSetting: Setting<string> = {
   default: "app=nvidia-device-plugin-daemonset",
   secret: "none",
   label: "label selector",
-  description: "Kubernetes label selector of the device-plugin pods.",
+  defaultFrom: inDra("labelSelector"),
+  description: `Kubernetes label selector of the device-plugin pods (DISCOVERY=dra: ${draDefaults.labelSelector}).`,
   check: (value) => {
     if (value.trim() === "") return "label selector must be specified"
     const parsed = parseLabelSelector(value)
@@ -61,7 +105,8 @@ export const containerSetting: Setting<string> = {
   default: "nvidia-device-plugin",
   secret: "none",
   label: "container",
-  description: "Container of the device-plugin pod that nvidia-smi runs in.",
+  defaultFrom: inDra("container"),
+  description: `Container of the device-plugin pod that nvidia-smi runs in (DISCOVERY=dra: ${draDefaults.container}).`,
   check: required("container must be specified"),
   emptyEnvIsValue: true,
 }
@@ -197,10 +242,70 @@ export const nodeLabelPrefixSetting: Setting<string> = {
   },
 }
 
+/** An absolute path, or a bare name looked up on the container's PATH; never a relative path or a command line. */
+export const nvidiaSmiPathProblem = (value: string): string | undefined => {
+  if (value === "") return "nvidia-smi path must be specified"
+  if (/[\s\0]/.test(value)) return "nvidia-smi path must not contain whitespace or NUL"
+  if (value.startsWith("/"))
+    return value.endsWith("/") ? "nvidia-smi path must name a file, not a directory" : undefined
+  if (value.includes("/") || value === "." || value === "..") {
+    return `nvidia-smi path must be an absolute path or a bare name, got ${JSON.stringify(value)}`
+  }
+  return undefined
+}
+
+export const nvidiaSmiPathSetting: Setting<string> = {
+  key: "nvidiaSmiPath",
+  env: "NVIDIA_SMI_PATH",
+  flag: "--nvidia-smi-path",
+  type: stringType,
+  default: "nvidia-smi",
+  secret: "none",
+  label: "nvidia-smi path",
+  defaultFrom: inDra("nvidiaSmiPath"),
+  description: `nvidia-smi in the container: an absolute path or a bare name on its PATH (DISCOVERY=dra: ${draDefaults.nvidiaSmiPath}).`,
+  check: nvidiaSmiPathProblem,
+  emptyEnvIsValue: true,
+}
+
+/** Empty, or an absolute path of a file. */
+export const nvidiaMlLibraryProblem = (value: string): string | undefined => {
+  if (value === "") return undefined
+  if (/[\s\0]/.test(value)) return "NVML library must not contain whitespace or NUL"
+  return value.startsWith("/") && !value.endsWith("/")
+    ? undefined
+    : `NVML library must be an absolute path of libnvidia-ml.so.1 or empty, got ${JSON.stringify(value)}`
+}
+
+export const nvidiaMlLibrarySetting: Setting<string> = {
+  key: "nvidiaMlLibrary",
+  env: "NVIDIA_ML_LIBRARY",
+  flag: "--nvidia-ml-library",
+  type: stringType,
+  default: "",
+  secret: "none",
+  label: "NVML library",
+  defaultFrom: inDra("nvidiaMlLibrary"),
+  description: `Absolute path of libnvidia-ml.so.1 preloaded for nvidia-smi (env LD_PRELOAD=...); empty runs nvidia-smi as it is (DISCOVERY=dra: ${draDefaults.nvidiaMlLibrary}; RHEL-like hosts: /driver-root/usr/lib64/libnvidia-ml.so.1).`,
+  check: nvidiaMlLibraryProblem,
+}
+
 export type NvidiaSmiMode = "auto" | "xml" | "csv"
+
+/** The pods a mode reads and how nvidia-smi runs in them. */
+export interface PodTarget {
+  readonly namespace: string
+  readonly labelSelector: string
+  readonly container: string
+  readonly nvidiaSmiPath: string
+  /** Empty: nvidia-smi runs without a preloaded library. */
+  readonly nvidiaMlLibrary: string
+}
 
 /** The `kube_exec` receiver: which pods are read, how fast, and what is written back to nodes. */
 export interface KubeExecConfig {
+  readonly discovery: Discovery
+  /** The pods of the configured mode (`auto`: of the device-plugin mode until the receiver decides). */
   readonly namespace: string
   readonly labelSelector: string
   readonly container: string
@@ -216,7 +321,15 @@ export interface KubeExecConfig {
   readonly nvidiaSmi: {
     readonly mode: NvidiaSmiMode
     readonly maxOutputBytes: number
+    readonly path: string
+    /** Empty: no `LD_PRELOAD`. */
+    readonly mlLibrary: string
   }
+  /**
+   * The pods each mode reads and how nvidia-smi runs there: the values set win in both, each mode's own
+   * defaults fill the rest. `auto` picks one of them at start.
+   */
+  readonly targets: Readonly<Record<DiscoveryMode, PodTarget>>
   readonly nodeLabels: {
     readonly enabled: boolean
     /** DNS subdomain: labels are `<prefix>/gpu-<index>`. */
@@ -227,6 +340,7 @@ export interface KubeExecConfig {
 /** The receiver's settings, in the order of the configuration reference. */
 export const kubeExecSettings: ComponentSettings<KubeExecConfig> = {
   settings: [
+    discoverySetting,
     namespaceSetting,
     labelSelectorSetting,
     containerSetting,
@@ -238,10 +352,13 @@ export const kubeExecSettings: ComponentSettings<KubeExecConfig> = {
     kubeconfigSetting,
     nvidiaSmiModeSetting,
     nvidiaSmiMaxOutputSetting,
+    nvidiaSmiPathSetting,
+    nvidiaMlLibrarySetting,
     nodeLabelsEnabledSetting,
     nodeLabelPrefixSetting,
   ],
   build: (values) => ({
+    discovery: values.require(discoverySetting),
     namespace: values.require(namespaceSetting),
     labelSelector: values.require(labelSelectorSetting),
     container: values.require(containerSetting),
@@ -254,10 +371,40 @@ export const kubeExecSettings: ComponentSettings<KubeExecConfig> = {
     nvidiaSmi: {
       mode: values.require(nvidiaSmiModeSetting),
       maxOutputBytes: values.require(nvidiaSmiMaxOutputSetting),
+      path: values.require(nvidiaSmiPathSetting),
+      mlLibrary: values.require(nvidiaMlLibrarySetting),
     },
+    targets: { "device-plugin": targetOf(values, "device-plugin"), dra: targetOf(values, "dra") },
     nodeLabels: {
       enabled: values.require(nodeLabelsEnabledSetting),
       prefix: values.require(nodeLabelPrefixSetting),
     },
   }),
+}
+
+/** The value a mode reads: the one set, else that mode's default. */
+const valueIn = (values: SettingValues, setting: Setting<string>, mode: DiscoveryMode, draDefault: string): string => {
+  if (values.origin(setting).source !== "default") return values.require(setting)
+  return mode === "dra" ? draDefault : (setting.default ?? values.require(setting))
+}
+
+const targetOf = (values: SettingValues, mode: DiscoveryMode): PodTarget => ({
+  namespace: valueIn(values, namespaceSetting, mode, draDefaults.namespace),
+  labelSelector: valueIn(values, labelSelectorSetting, mode, draDefaults.labelSelector),
+  container: valueIn(values, containerSetting, mode, draDefaults.container),
+  nvidiaSmiPath: valueIn(values, nvidiaSmiPathSetting, mode, draDefaults.nvidiaSmiPath),
+  nvidiaMlLibrary: valueIn(values, nvidiaMlLibrarySetting, mode, draDefaults.nvidiaMlLibrary),
+})
+
+/** The config of a receiver that reads in `mode` (what `auto` decided): that mode's pods and nvidia-smi. */
+export const configForMode = (config: KubeExecConfig, mode: DiscoveryMode): KubeExecConfig => {
+  const target = config.targets[mode]
+  return {
+    ...config,
+    discovery: mode,
+    namespace: target.namespace,
+    labelSelector: target.labelSelector,
+    container: target.container,
+    nvidiaSmi: { ...config.nvidiaSmi, path: target.nvidiaSmiPath, mlLibrary: target.nvidiaMlLibrary },
+  }
 }

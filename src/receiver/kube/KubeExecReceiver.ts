@@ -99,6 +99,7 @@ export const make = (
       mode: config.nvidiaSmi.mode,
       maxOutputBytes: config.nvidiaSmi.maxOutputBytes,
       container: config.container,
+      binary: { path: config.nvidiaSmi.path, mlLibrary: config.nvidiaSmi.mlLibrary },
     })
     const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
     const failing = new FailingNodes(tuning.failingNodes)

@@ -13,6 +13,7 @@ import {
   queryFormatFor,
 } from "../../nvsmi/Command.ts"
 import { parseCsvReading } from "../../nvsmi/CsvReadingParser.ts"
+import { execArgvFor, type NvidiaSmiBinary, plainNvidiaSmi } from "../../nvsmi/ExecArgv.ts"
 import { type NvsmiError, OutputTooLarge } from "../../nvsmi/NvsmiError.ts"
 import type { OutputFormat } from "../../nvsmi/OutputFormat.ts"
 import { droppedHealthGroups, healthQueryFields, queryFieldsFor } from "../../nvsmi/QueryFields.ts"
@@ -26,6 +27,8 @@ export interface NvidiaSmiReaderOptions {
   readonly maxOutputBytes: number
   /** The device-plugin container nvidia-smi runs in. */
   readonly container: string
+  /** Where nvidia-smi is in that container and the library it preloads; `nvidia-smi` on `PATH` when absent. */
+  readonly binary?: NvidiaSmiBinary
 }
 
 /** How a node is read, and what `auto` mode settled on for each node. */
@@ -110,7 +113,7 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
       namespace: pod.namespace,
       pod: pod.name,
       container: options.container,
-      argv: queryArgvFor(format, refused),
+      argv: execArgvFor(options.binary ?? plainNvidiaSmi, queryArgvFor(format, refused)),
       maxOutputBytes: options.maxOutputBytes,
       onStdout: (chunk) => {
         xml?.write(chunk)

@@ -195,7 +195,7 @@ describe("kube_exec receiver: failures", () => {
       let truncated = ""
       let garbled = ""
       const harness = yield* startHarness({
-        config: { nvidiaSmi: { mode: "xml", maxOutputBytes: 8 * 1024 * 1024 } },
+        config: { nvidiaSmi: { mode: "xml", maxOutputBytes: 8 * 1024 * 1024, path: "nvidia-smi", mlLibrary: "" } },
         before: (cluster) => {
           truncated = cluster.nodeNames()[0] as string
           garbled = cluster.nodeNames()[1] as string
@@ -216,7 +216,7 @@ describe("kube_exec receiver: failures", () => {
     Effect.gen(function* () {
       const harness = yield* startHarness({
         cluster: { nodes: 1, modelMix: { "h100-hgx": 1 } },
-        config: { nvidiaSmi: { mode: "xml", maxOutputBytes: 2_048 } },
+        config: { nvidiaSmi: { mode: "xml", maxOutputBytes: 2_048, path: "nvidia-smi", mlLibrary: "" } },
       })
       yield* eventually("the failure", () => failures(harness).length === 1)
       assert.strictEqual(failures(harness)[0]?.failure.kind, "output-too-large")
@@ -339,7 +339,10 @@ describe("kube_exec receiver: nvidia-smi strategy", () => {
     Effect.gen(function* () {
       const harness = yield* startHarness({
         cluster: { nodes: 1, modelMix: { "a100-mig": 1 } },
-        config: { resyncMs: 200, nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 } },
+        config: {
+          resyncMs: 200,
+          nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024, path: "nvidia-smi", mlLibrary: "" },
+        },
       })
       yield* eventually("two readings", () => reads(harness).length >= 2)
       const formats = harness.execs.map((exec) => (exec.argv.includes("-x") ? "xml" : "csv"))
@@ -352,7 +355,10 @@ describe("kube_exec receiver: nvidia-smi strategy", () => {
     Effect.gen(function* () {
       const harness = yield* startHarness({
         cluster: { nodes: 1, modelMix: { "a100-mig": 1 } },
-        config: { resyncMs: 200, nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 } },
+        config: {
+          resyncMs: 200,
+          nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024, path: "nvidia-smi", mlLibrary: "" },
+        },
         before: (cluster) => unlabelDriverBranch(cluster),
       })
       yield* eventually("three readings", () => reads(harness).length >= 3)

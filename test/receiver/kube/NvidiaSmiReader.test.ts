@@ -11,7 +11,10 @@ describe("nvidia-smi reader: the health fields a driver accepts", () => {
     Effect.gen(function* () {
       const harness = yield* startHarness({
         cluster: { nodes: 6, modelMix: { "h100-hgx": 1, "gb200-nvl72": 1 }, seed: "health-fields" },
-        config: { resyncMs: 100, nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 } },
+        config: {
+          resyncMs: 100,
+          nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024, path: "nvidia-smi", mlLibrary: "" },
+        },
       })
       const csvNodes = () => [
         ...new Set(
@@ -56,7 +59,10 @@ describe("nvidia-smi reader: the health fields a driver accepts", () => {
     Effect.gen(function* () {
       const harness = yield* startHarness({
         cluster: { nodes: 6, modelMix: { "h100-hgx": 1, "gb200-nvl72": 1 }, seed: "health-fields" },
-        config: { resyncMs: 100, nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024 } },
+        config: {
+          resyncMs: 100,
+          nvidiaSmi: { mode: "auto", maxOutputBytes: 8 * 1024 * 1024, path: "nvidia-smi", mlLibrary: "" },
+        },
       })
       yield* eventually("every node read", () =>
         harness.cluster.nodeNames().every((node) => reads(harness).some((read) => read.node.name === node)),
