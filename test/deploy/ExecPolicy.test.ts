@@ -2,6 +2,8 @@ import { Environment } from "@marcbachmann/cel-js"
 import { describe, expect, it } from "vitest"
 import { KubeApiError, kindOfStatus } from "../../src/kubeclient/rest/KubeApiError.ts"
 import { csvQueryArgv, xmlQueryArgv } from "../../src/nvsmi/Command.ts"
+import { execArgvFor } from "../../src/nvsmi/ExecArgv.ts"
+import { draDefaults } from "../../src/receiver/kube/KubeExecConfig.ts"
 import { failureOfExec } from "../../src/receiver/kube/ReadFailure.ts"
 import { deploymentOf, kustomize, kustomizeOverlay, type Manifest, ofKind } from "./RenderedManifests.ts"
 
@@ -280,5 +282,116 @@ components:
         _tag: "Allowed",
       })
     }
+  })
+})
+
+/** DRA mode's argv, as the receiver builds it: nvidia-smi by path with the driver's NVML preloaded through `env`. */
+const draLibrary = draDefaults.nvidiaMlLibrary
+const draNvidiaSmi = draDefaults.nvidiaSmiPath
+const draArgv = (argv: ReadonlyArray<string>, library: string = draLibrary, nvidiaSmi: string = draNvidiaSmi) =>
+  execArgvFor({ path: nvidiaSmi, mlLibrary: library }, argv)
+
+describe("the exec-policy component with the dra component: nvidia-smi of the DRA driver's root, through env", () => {
+  const manifests = kustomizeOverlay(`
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - {root}/deploy/base
+components:
+  - {root}/deploy/components/exec-policy
+  - {root}/deploy/components/dra
+`)
+  const policy = onlyOne(manifests, "ValidatingAdmissionPolicy").spec as PolicySpec
+  const service = serviceAccountOf(manifests)
+  const asService = (exec: Exec) => {
+    const activation = execActivation(service.username, exec, serviceAccountGroups(service.namespace))
+    return decide(policy, { ...activation, request: { ...activation.request, namespace: "nvidia-dra-driver-gpu" } })
+  }
+
+  it.each([
+    ["the XML query", draArgv(xmlQueryArgv)],
+    ["the CSV query", draArgv(csvQueryArgv)],
+    ["the XML query with a RHEL-like library path", draArgv(xmlQueryArgv, "/driver-root/usr/lib64/libnvidia-ml.so.1")],
+    [
+      "the CSV query of the GPU Operator's host-installed driver",
+      draArgv(csvQueryArgv, draLibrary, "/host/usr/bin/nvidia-smi"),
+    ],
+    ["the device-plugin mode's XML query", xmlQueryArgv],
+    ["the device-plugin mode's CSV query", csvQueryArgv],
+  ])("lets the service's account run %s", (_, argv) => {
+    expect(asService({ command: argv })).toEqual({ _tag: "Allowed" })
+  })
+
+  it("uses the library and nvidia-smi paths the dra component configures", () => {
+    const env = Object.fromEntries(
+      (deploymentOf(manifests).spec.template.spec.containers[0]?.env ?? []).map((variable) => [
+        variable.name,
+        variable.value,
+      ]),
+    )
+    expect([env.NVIDIA_ML_LIBRARY, env.NVIDIA_SMI_PATH]).toEqual([draLibrary, draNvidiaSmi])
+  })
+
+  it.each<[string, Exec, keyof typeof refusal]>([
+    ["a shell", { command: ["/bin/bash", "-c", `LD_PRELOAD=${draLibrary} ${draNvidiaSmi} -q -x`] }, "program"],
+    ["a shell run by env", { command: ["env", `LD_PRELOAD=${draLibrary}`, "/bin/sh", "-c", "nvidia-smi"] }, "program"],
+    [
+      "env with another variable",
+      { command: ["env", "LD_LIBRARY_PATH=/driver-root/usr/lib64", draNvidiaSmi, "-q", "-x"] },
+      "program",
+    ],
+    [
+      "env with a second variable",
+      { command: ["env", `LD_PRELOAD=${draLibrary}`, "PATH=/tmp", draNvidiaSmi, "-q", "-x"] },
+      "program",
+    ],
+    ["env -i", { command: ["env", "-i", `LD_PRELOAD=${draLibrary}`, draNvidiaSmi, "-q", "-x"] }, "program"],
+    ["env without a program", { command: ["env", `LD_PRELOAD=${draLibrary}`] }, "program"],
+    ["env alone", { command: ["env"] }, "program"],
+    ["another library preloaded", { command: draArgv(xmlQueryArgv, "/tmp/evil.so") }, "program"],
+    [
+      "a second library after the driver's",
+      { command: draArgv(xmlQueryArgv, `${draLibrary}:/tmp/libnvidia-ml.so.1`) },
+      "program",
+    ],
+    ["a relative library path", { command: draArgv(xmlQueryArgv, "libnvidia-ml.so.1") }, "program"],
+    ["a library path with ..", { command: draArgv(xmlQueryArgv, "/driver-root/../tmp/libnvidia-ml.so.1") }, "program"],
+    [
+      "an nvidia-smi path with ..",
+      { command: draArgv(xmlQueryArgv, draLibrary, "/driver-root/usr/bin/../../tmp/nvidia-smi") },
+      "program",
+    ],
+    ["a relative nvidia-smi path", { command: draArgv(xmlQueryArgv, draLibrary, "nvidia-smi") }, "program"],
+    [
+      "another program",
+      { command: draArgv(xmlQueryArgv, draLibrary, "/driver-root/usr/bin/nvidia-debugdump") },
+      "program",
+    ],
+    ["an extra argument", { command: [...draArgv(xmlQueryArgv), "extra"] }, "arguments"],
+    ["a GPU reset", { command: ["env", `LD_PRELOAD=${draLibrary}`, draNvidiaSmi, "-r"] }, "arguments"],
+    ["a CSV query writing a file", { command: [...draArgv(csvQueryArgv), "-f", "/tmp/x"] }, "arguments"],
+    [
+      "env's form with the device-plugin mode's argument count",
+      { command: ["env", `LD_PRELOAD=${draLibrary}`, draNvidiaSmi] },
+      "arguments",
+    ],
+    ["stdin", { command: draArgv(xmlQueryArgv), stdin: true }, "stdin"],
+    ["a TTY", { command: draArgv(csvQueryArgv), tty: true }, "tty"],
+  ])("refuses the service's account %s, with that check's message", (_, exec, check) => {
+    const decision = asService(exec)
+    expect(decision._tag).toBe("Denied")
+    if (decision._tag !== "Denied") return
+    expect(decision.message).toContain(refusal[check])
+    expect(decision.reason).toBe("Forbidden")
+  })
+
+  it("keeps env's form out of the exec-policy variant without the dra component", () => {
+    const plain = onlyOne(kustomize("deploy/examples/exec-policy"), "ValidatingAdmissionPolicy").spec as PolicySpec
+    const activation = execActivation(
+      service.username,
+      { command: draArgv(xmlQueryArgv) },
+      serviceAccountGroups("gpu-serials"),
+    )
+    expect(decide(plain, activation)).toMatchObject({ _tag: "Denied" })
   })
 })

@@ -1,7 +1,16 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseGoDuration } from "../../src/config/GoDuration.ts"
-import { kustomize, type Manifest } from "./RenderedManifests.ts"
+import { draDefaults } from "../../src/receiver/kube/KubeExecConfig.ts"
+import { gpuSerials } from "../cli/GpuSerialsCli.ts"
+import {
+  deploymentOf,
+  gpuSerialsContainer,
+  kustomize,
+  kustomizeOverlay,
+  type Manifest,
+  resolvedEnvironment,
+} from "./RenderedManifests.ts"
 
 const rendered = (overlay = "deploy/base"): ReadonlyArray<Manifest> => kustomize(overlay)
 
@@ -160,5 +169,115 @@ describe("deploy/examples/node-labels: deploy/base with the node-labels componen
       list.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`)
     expect(names(manifests)).toEqual(expect.arrayContaining(names(base)))
     expect(manifests.length).toBe(base.length + 2)
+  })
+})
+
+describe("deploy/examples/dra: deploy/base reading GPUs allocated through Dynamic Resource Allocation", () => {
+  const manifests = rendered("deploy/examples/dra")
+  const find = (kind: string) => manifests.filter((manifest) => manifest.kind === kind)
+
+  it("discovers through DRA, in the kubelet plugin's gpus container of the driver's v25.12 chart", () => {
+    expect(environmentOf(find("Deployment")[0])).toMatchObject({
+      DISCOVERY: "dra",
+      NAMESPACE: "nvidia-dra-driver-gpu",
+      LABEL_SELECTOR: "nvidia-dra-driver-gpu-component=kubelet-plugin",
+      CONTAINER: "gpus",
+      NVIDIA_SMI_PATH: "/driver-root/usr/bin/nvidia-smi",
+      NVIDIA_ML_LIBRARY: "/driver-root/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+      LABELS_ENABLED: "false",
+    })
+  })
+
+  it("spells out the service's own DISCOVERY=dra defaults, so an overlay edits them where it sees them", () => {
+    const env = environmentOf(find("Deployment")[0])
+    expect({
+      namespace: env.NAMESPACE,
+      labelSelector: env.LABEL_SELECTOR,
+      container: env.CONTAINER,
+      nvidiaSmiPath: env.NVIDIA_SMI_PATH,
+      nvidiaMlLibrary: env.NVIDIA_ML_LIBRARY,
+    }).toEqual(draDefaults)
+  })
+
+  it("reads ResourceSlices cluster-wide, read-only, and nothing else beyond the base's nodes", () => {
+    expect(find("ClusterRole").flatMap((clusterRole) => clusterRole.rules ?? [])).toEqual(
+      expect.arrayContaining([
+        { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
+        { apiGroups: ["resource.k8s.io"], resources: ["resourceslices"], verbs: ["get", "list", "watch"] },
+      ]),
+    )
+    expect(find("ClusterRole").flatMap((clusterRole) => clusterRole.rules ?? [])).toHaveLength(2)
+  })
+
+  it("grants pods and exec in the DRA driver's namespace only: the device plugin's Role and binding are gone", () => {
+    const roles = find("Role")
+    expect(roles.map((role) => `${role.metadata.namespace}/${role.metadata.name}`)).toEqual([
+      "nvidia-dra-driver-gpu/gpu-serials-dra-plugin-reader",
+    ])
+    expect(roles[0]?.rules).toEqual([
+      { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["pods/exec"], verbs: ["get", "create"] },
+    ])
+    expect(find("RoleBinding").map((binding) => binding.metadata.namespace)).toEqual(["nvidia-dra-driver-gpu"])
+    expect(manifests.some((manifest) => manifest.metadata.namespace === "gpu-operator")).toBe(false)
+  })
+
+  it("is a configuration the service accepts: config validate exits 0 and config print shows DRA discovery", () => {
+    const deployment = deploymentOf(manifests)
+    const env = resolvedEnvironment(manifests, "gpu-serials", gpuSerialsContainer(deployment.spec.template.spec))
+    const validate = gpuSerials(["config", "validate"], { env })
+    expect(validate.stderr).toBe("")
+    expect(validate.status).toBe(0)
+    const print = gpuSerials(["config", "print"], { env })
+    expect(print.status).toBe(0)
+    expect(print.stdout).toContain("discovery: dra")
+    expect(print.stdout).toContain(`nvidiaMlLibrary: ${draDefaults.nvidiaMlLibrary}`)
+  })
+
+  it("adds no ValidatingAdmissionPolicy of its own: the exec-policy component brings it", () => {
+    expect(find("ValidatingAdmissionPolicy")).toEqual([])
+  })
+
+  it("moves the Role and its binding with NAMESPACE in an overlay: the driver's newer chart, dra-driver-nvidia-gpu", () => {
+    const overlay = kustomizeOverlay(`
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - {root}/deploy/examples/dra
+patches:
+  - target: { kind: Deployment, name: gpu-serials }
+    patch: |-
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: { name: gpu-serials }
+      spec:
+        template:
+          spec:
+            containers:
+              - name: gpu-serials
+                env:
+                  - { name: NAMESPACE, value: dra-driver-nvidia-gpu }
+                  - { name: LABEL_SELECTOR, value: dra-driver-nvidia-gpu-component=kubelet-plugin }
+replacements:
+  - source:
+      kind: Deployment
+      name: gpu-serials
+      fieldPath: spec.template.spec.containers.[name=gpu-serials].env.[name=NAMESPACE].value
+    targets:
+      - select: { kind: Role, name: gpu-serials-dra-plugin-reader }
+        fieldPaths: [metadata.namespace]
+      - select: { kind: RoleBinding, name: gpu-serials-dra-plugin-reader }
+        fieldPaths: [metadata.namespace]
+`)
+    const deployment = overlay.find((manifest) => manifest.kind === "Deployment")
+    expect(environmentOf(deployment)).toMatchObject({
+      NAMESPACE: "dra-driver-nvidia-gpu",
+      LABEL_SELECTOR: "dra-driver-nvidia-gpu-component=kubelet-plugin",
+    })
+    const grants = overlay.filter((manifest) => manifest.kind === "Role" || manifest.kind === "RoleBinding")
+    expect(grants.map((grant) => `${grant.kind} ${grant.metadata.namespace}`)).toEqual([
+      "Role dra-driver-nvidia-gpu",
+      "RoleBinding dra-driver-nvidia-gpu",
+    ])
   })
 })

@@ -32,6 +32,13 @@ const readsDevicePluginPods = (namespace: string) => [
   `Role ${namespace}: /pods/exec get,create`,
   "ClusterRole: /nodes get,list,watch",
 ]
+/** DRA discovery: the kubelet plugin's pods and exec in the DRA driver's namespace, ResourceSlices read-only. */
+const readsDraPluginPods = (namespace: string) => [
+  `Role ${namespace}: /pods get,list,watch`,
+  `Role ${namespace}: /pods/exec get,create`,
+  "ClusterRole: /nodes get,list,watch",
+  "ClusterRole: resource.k8s.io/resourceslices get,list,watch",
+]
 const expectedGrants: Readonly<Record<string, ReadonlyArray<string>>> = {
   "deploy/base": readsDevicePluginPods("gpu-operator"),
   "deploy/examples/ha": [
@@ -46,10 +53,11 @@ const expectedGrants: Readonly<Record<string, ReadonlyArray<string>>> = {
   "deploy/examples/standalone-device-plugin": readsDevicePluginPods("nvidia-device-plugin"),
   "deploy/examples/network-policy": readsDevicePluginPods("gpu-operator"),
   "deploy/examples/exec-policy": readsDevicePluginPods("gpu-operator"),
+  "deploy/examples/dra": readsDraPluginPods("nvidia-dra-driver-gpu"),
 }
 
-/** Namespaces a variant uses without creating them: the GPU operator's, or the device-plugin chart's. */
-const externalNamespaces = ["gpu-operator", "nvidia-device-plugin"]
+/** Namespaces a variant uses without creating them: the GPU operator's, the device-plugin chart's, the DRA driver's. */
+const externalNamespaces = ["gpu-operator", "nvidia-device-plugin", "nvidia-dra-driver-gpu"]
 
 const grantsOf = (manifests: ReadonlyArray<Manifest>): ReadonlyArray<string> =>
   manifests
@@ -313,6 +321,51 @@ components:
     expect([...grantsOf(manifests)].sort()).toEqual(
       [
         ...readsDevicePluginPods("nvidia-device-plugin"),
+        "Role gpu-serials: coordination.k8s.io/leases create",
+        "Role gpu-serials: coordination.k8s.io/leases[gpu-serials-leader] get,update",
+        "ClusterRole: /nodes patch",
+      ].sort(),
+    )
+  })
+})
+
+describe("an overlay combining components: DRA discovery, ha, node labels, network policy, exec policy", () => {
+  const manifests = kustomizeOverlay(`
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - {root}/deploy/base
+components:
+  - {root}/deploy/components/ha
+  - {root}/deploy/components/node-labels
+  - {root}/deploy/components/network-policy
+  - {root}/deploy/components/exec-policy
+  - {root}/deploy/components/dra
+`)
+  const env = Object.fromEntries(
+    (gpuSerialsContainer(deploymentOf(manifests).spec.template.spec).env ?? []).map((variable) => [
+      variable.name,
+      variable.value,
+    ]),
+  )
+
+  it("keeps what each component adds, reading the DRA driver's kubelet plugin", () => {
+    expect(deploymentOf(manifests).spec.replicas).toBe(2)
+    expect(env).toMatchObject({
+      DISCOVERY: "dra",
+      NAMESPACE: "nvidia-dra-driver-gpu",
+      CONTAINER: "gpus",
+      LEADER_ELECTION: "true",
+      LABELS_ENABLED: "true",
+    })
+    expect(ofKind(manifests, "NetworkPolicy")).toHaveLength(2)
+    expect(ofKind(manifests, "ValidatingAdmissionPolicy")).toHaveLength(1)
+  })
+
+  it("grants the union of the components' rules, pods and exec in the DRA driver's namespace only", () => {
+    expect([...grantsOf(manifests)].sort()).toEqual(
+      [
+        ...readsDraPluginPods("nvidia-dra-driver-gpu"),
         "Role gpu-serials: coordination.k8s.io/leases create",
         "Role gpu-serials: coordination.k8s.io/leases[gpu-serials-leader] get,update",
         "ClusterRole: /nodes patch",
