@@ -4,11 +4,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type AccessDenial, AccessRules } from "./api/AccessRules.ts"
 import { ApiClients } from "./api/ApiClients.ts"
+import type { ApiRequestFacts } from "./api/ApiServer.ts"
 import { ApiServer } from "./api/ApiServer.ts"
+import { type ApiError, forbidden } from "./api/ApiStatus.ts"
+import { draServerVersion } from "./api/Discovery.ts"
 import type { JsonObject } from "./api/Json.ts"
 import type { DeletionPolicy } from "./api/ObjectWrites.ts"
 import { OpenWatches } from "./api/OpenWatches.ts"
-import { namespaces, nodes, pods } from "./api/ResourceKind.ts"
+import { allKinds, draKinds, namespaces, nodes, pods, resourceSlices } from "./api/ResourceKind.ts"
 import { ResourceStore } from "./api/ResourceStore.ts"
 import { Fleet } from "./catalog/Fleet.ts"
 import type { FleetModelName } from "./catalog/GpuModel.ts"
@@ -17,6 +20,8 @@ import type { DriverFailure, SimulatedHost } from "./catalog/SimulatedHost.ts"
 import { Churn, type ChurnRates } from "./cluster/Churn.ts"
 import { ContainerRuntime } from "./cluster/ContainerRuntime.ts"
 import { DevicePluginDaemonSet } from "./cluster/DevicePluginDaemonSet.ts"
+import { draDriverChart, draKubeletPluginPod } from "./cluster/DraKubeletPluginPod.ts"
+import { DraSlicePublisher } from "./cluster/DraSlicePublisher.ts"
 import { nodeObject } from "./cluster/NodeObject.ts"
 import { frameLayout } from "./exec/ChannelProtocol.ts"
 import type { ExecLatency } from "./exec/ExecLatency.ts"
@@ -117,9 +122,13 @@ export interface SimulatedCluster {
   readonly namespace: string
   readonly labelSelector: string
   readonly container: string
+  /** Whether the cluster runs NVIDIA's DRA driver (ResourceSlices, kubelet-plugin pods) instead of the device plugin. */
+  readonly dra: boolean
   nodeNames(): ReadonlyArray<string>
   node(name: string): SimulatedNodeView | undefined
   podOf(nodeName: string): string | undefined
+  /** The name of a node's ResourceSlice (DRA clusters), if it has one. */
+  sliceOf(nodeName: string): string | undefined
   /** Adds a node (Ready) whose device-plugin pod then goes Pending → Running → Ready; returns its name. */
   addNode(model?: FleetModelName): string
   /** Deletes a node; its device-plugin pod is garbage-collected. */
@@ -168,9 +177,10 @@ const immediateDeletion =
 export const startSimulatedCluster = async (options: SimulatedClusterOptions = {}): Promise<SimulatedCluster> => {
   const seed = options.seed ?? "gpu-serials"
   const root = new SeededRandom(seed)
-  const namespace = options.namespace ?? "gpu-operator"
-  const podLabels = options.podLabels ?? { app: "nvidia-device-plugin-daemonset" }
-  const container = options.container ?? "nvidia-device-plugin"
+  const dra = options.dra === true
+  const namespace = options.namespace ?? (dra ? draDriverChart.namespace : "gpu-operator")
+  const podLabels = options.podLabels ?? (dra ? draDriverChart.labels : { app: "nvidia-device-plugin-daemonset" })
+  const container = options.container ?? (dra ? draDriverChart.gpuContainer : "nvidia-device-plugin")
   const clusterName = options.clusterName ?? "gpu-sim"
   const token = options.token ?? randomBytes(24).toString("base64url")
   const now = () => new Date()
@@ -206,15 +216,37 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     now,
     ...(options.ledgerPath === undefined ? {} : { path: options.ledgerPath }),
   })
+  const daemonSetRandom = root.fork("daemonset")
   const daemonSet = new DevicePluginDaemonSet(store, fleet, {
     namespace,
-    name: "nvidia-device-plugin-daemonset",
-    labels: podLabels,
+    name: dra ? draDriverChart.daemonSetName : "nvidia-device-plugin-daemonset",
+    // The DaemonSet controller adds the revision labels to every pod it creates.
+    labels: dra
+      ? {
+          ...podLabels,
+          "controller-revision-hash": daemonSetRandom.chars("0123456789bcdf", 10),
+          "pod-template-generation": "1",
+        }
+      : podLabels,
     container,
     timings: { ...defaultPodTimings, ...options.podTimings },
-    random: root.fork("daemonset"),
+    random: daemonSetRandom,
     now,
+    ...(dra ? { podTemplate: draKubeletPluginPod } : {}),
   })
+  const faults = new FaultPlan(options.faults ?? {}, root.fork("faults"))
+  const slices = dra
+    ? new DraSlicePublisher(store, fleet, {
+        namespace,
+        isPluginPod: (pod) => daemonSet.nodeOf(String(metadataName(pod))) !== undefined,
+        random: root.fork("slices"),
+        mismatchRate: () => faults.currentRates.draMismatch,
+        report: {
+          published: (node, slice, generation, gpus) => ledger.slicePublished(node, slice, generation, gpus),
+          mismatched: (node, mismatch) => ledger.draMismatch(node, mismatch.uuid, mismatch.kind),
+        },
+      })
+    : undefined
   for (const host of fleet.hosts.values()) store.create(nodes, nodeObject(host, now()))
   for (const host of fleet.hosts.values()) daemonSet.schedule(host.machine.nodeName, true)
   ledger.clusterStarted()
@@ -223,11 +255,11 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     ledger.driverChanged(host)
   }
 
-  const faults = new FaultPlan(options.faults ?? {}, root.fork("faults"))
   const access = new AccessRules("system:serviceaccount:gpu-serials:gpu-serials")
   const runtime = new ContainerRuntime({
     fleet,
     gpuContainer: container,
+    image: dra ? "dra-kubelet-plugin" : "device-plugin",
     latency: () => latency,
     processStartMs: options.processStartMs ?? 0,
     faults,
@@ -247,10 +279,12 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       openWatches,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
       defaultWatchTimeoutSeconds: () => options.watchTimeoutSeconds ?? watchRandom.int(1800, 3600),
-      gate: (facts) => access.refusal(facts) ?? faults.gate(facts),
+      gate: (facts) => access.refusal(facts) ?? sliceWriteRefusal(facts) ?? faults.gate(facts),
       deletion: (kind) => (kind === pods ? daemonSet.deletion : immediateDeletion(store)),
       exec,
       now,
+      kinds: dra ? draKinds : allKinds,
+      ...(dra ? { version: draServerVersion } : {}),
     },
     options.port ?? 0,
   )
@@ -369,16 +403,21 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     kubeconfigPath,
     token,
     namespace,
-    labelSelector: Object.entries(podLabels)
-      .map(([key, value]) => `${key}=${value}`)
-      .join(","),
+    labelSelector:
+      dra && options.podLabels === undefined
+        ? draDriverChart.selector
+        : Object.entries(podLabels)
+            .map(([key, value]) => `${key}=${value}`)
+            .join(","),
     container,
+    dra,
     nodeNames: () => [...fleet.hosts.keys()].sort(),
     node: (name) => {
       const host = fleet.host(name)
       return host === undefined ? undefined : nodeView(host, daemonSet.podOf(name))
     },
     podOf: (nodeName) => daemonSet.podOf(nodeName),
+    sliceOf: (nodeName) => slices?.sliceOf(nodeName),
     addNode: control.addNode,
     removeNode: control.removeNode,
     restartPod: control.restartPod,
@@ -432,6 +471,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       churn.stop()
       clearInterval(faultTicker)
       daemonSet.close()
+      slices?.close()
       await api.close()
       await ledger.close()
       if (temporaryDirectory !== undefined) await rm(temporaryDirectory, { recursive: true, force: true })
@@ -439,6 +479,25 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     },
   }
 }
+
+/** Only the driver writes ResourceSlices: a client's write is refused as the plugin's RBAC would refuse it. */
+const sliceWriteRefusal = (facts: ApiRequestFacts): ApiError | undefined =>
+  facts.resource === resourceSlices.resource && !["get", "list", "watch"].includes(facts.verb)
+    ? forbidden(
+        "system:serviceaccount:gpu-serials:gpu-serials",
+        facts.verb,
+        facts.resource,
+        facts.subresource,
+        facts.namespace,
+        facts.name,
+        facts.group,
+      )
+    : undefined
+
+const metadataName = (object: JsonObject): string =>
+  typeof object.metadata === "object" && object.metadata !== null && !Array.isArray(object.metadata)
+    ? String(object.metadata.name ?? "")
+    : ""
 
 const latencyOf = (latency: ExecLatency | number): ExecLatency =>
   typeof latency === "number" ? { kind: "fixed", ms: latency } : latency

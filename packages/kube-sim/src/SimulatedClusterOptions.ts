@@ -6,6 +6,13 @@ import type { FaultRates } from "./faults/FaultPlan.ts"
 
 /** Knobs of the simulated cluster. Every field has a default; an empty object gives a small, calm cluster. */
 export interface SimulatedClusterOptions {
+  /**
+   * Runs NVIDIA's DRA driver (Helm chart `nvidia-dra-driver-gpu` v25.12.0) instead of the device plugin:
+   * the API serves `resource.k8s.io/v1` and reports Kubernetes 1.34, each GPU node has a kubelet-plugin
+   * pod (namespace `nvidia-dra-driver-gpu`, container `gpus`) and one ResourceSlice of driver
+   * `gpu.nvidia.com`. Default false.
+   */
+  readonly dra?: boolean
   /** Number of GPU nodes, each with one device-plugin pod. Default 12. */
   readonly nodes?: number
   /** Relative weights of GPU models (`h100-hgx`, `gb200-nvl72`, `a100-mig`, `t4`, `l40s`, `rtx4090`, `broken-driver`). */
@@ -19,13 +26,13 @@ export interface SimulatedClusterOptions {
   readonly kubeconfigPath?: string
   /** Bearer token of the kubeconfig user; default a random one. */
   readonly token?: string
-  /** Namespace of the device-plugin DaemonSet. Default `gpu-operator`. */
+  /** Namespace of the device-plugin DaemonSet. Default `gpu-operator` (`nvidia-dra-driver-gpu` with `dra`). */
   readonly namespace?: string
   /** Other namespaces that exist (leases of the service live in one). Default `gpu-serials`. */
   readonly extraNamespaces?: ReadonlyArray<string>
-  /** Labels of the device-plugin pods. Default `app=nvidia-device-plugin-daemonset`. */
+  /** Labels of the device-plugin pods. Default `app=nvidia-device-plugin-daemonset` (the chart's three with `dra`). */
   readonly podLabels?: Readonly<Record<string, string>>
-  /** The container that has nvidia-smi. Default `nvidia-device-plugin`. */
+  /** The container that has nvidia-smi. Default `nvidia-device-plugin` (`gpus` with `dra`). */
   readonly container?: string
   /** nvidia-smi run time; a number is fixed milliseconds. Default log-normal, p50 150 ms, p99 600 ms. */
   readonly execLatency?: ExecLatency | number

@@ -12,12 +12,13 @@ Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1, writes its kube
 {"url", "kubeconfigPath", ...} as one JSON line on stdout. Stops cleanly on SIGTERM or SIGINT.
 
   --nodes N                   GPU nodes (default 12)
+  --dra                       run NVIDIA's DRA driver (ResourceSlices, kubelet-plugin pods) instead of the device plugin
   --seed TEXT                 same seed, same cluster (default gpu-serials)
   --model-mix M=W,...         weights of ${fleetModelNames.join(", ")}
   --exec-latency L            nvidia-smi run time: 200ms | 100ms-300ms | p50=150ms,p99=600ms
   --port N                    port on 127.0.0.1, 0 for any (default 0)
   --kubeconfig PATH           where to write the kubeconfig (default a temporary file)
-  --namespace NS              device-plugin namespace (default gpu-operator)
+  --namespace NS              device-plugin namespace (default gpu-operator; nvidia-dra-driver-gpu with --dra)
   --cluster-name NAME         name in the kubeconfig (default gpu-sim)
   --token TEXT                bearer token of the kubeconfig user (default random)
   --bookmark-interval D       watch bookmark interval (default 10s)
@@ -35,6 +36,7 @@ Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1, writes its kube
   --fault-driver-failure-time D  how long such a driver stays broken (default 20s)
   --fault-health R            share of healthy GPUs per minute that turn degraded or failed (0 to 1)
   --fault-health-stage-time D least time each step of such a fault lasts (default 20s)
+  --fault-dra-mismatch P      probability per ResourceSlice write that it misses a GPU or keeps one that left
   --churn-pod-restarts R      device-plugin pod restarts per minute
   --churn-node-joins R        node joins per minute
   --churn-node-leaves R       node removals per minute
@@ -65,6 +67,7 @@ const numberFlags = [
   "fault-exec-garbage",
   "fault-driver-failures",
   "fault-health",
+  "fault-dra-mismatch",
   "churn-pod-restarts",
   "churn-node-joins",
   "churn-node-leaves",
@@ -96,6 +99,7 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
       allowPositionals: false,
       options: {
         help: { type: "boolean" },
+        dra: { type: "boolean" },
         ...Object.fromEntries([...numberFlags, ...textFlags].map((flag) => [flag, { type: "string" as const }])),
       },
     }).values
@@ -145,6 +149,7 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
   setFault("fault-health", "healthFaultsPerGpuMinute")
   const healthStageTime = duration("fault-health-stage-time")
   if (healthStageTime !== undefined) faults.healthStageSeconds = healthStageTime / 1000
+  setFault("fault-dra-mismatch", "draMismatch")
   const churn: Partial<Record<keyof ChurnRates, number>> = {}
   const setChurn = (flag: string, key: keyof ChurnRates) => {
     const value = number(flag)
@@ -157,6 +162,7 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
   setChurn("churn-readiness-flaps", "readinessFlapsPerMinute")
 
   const options: Record<string, unknown> = {
+    dra: values.dra === true ? true : undefined,
     nodes: number("nodes"),
     port: number("port"),
     historyLimit: number("history"),

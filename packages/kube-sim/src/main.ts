@@ -27,6 +27,7 @@ const main = async (): Promise<number> => {
       namespace: cluster.namespace,
       labelSelector: cluster.labelSelector,
       container: cluster.container,
+      dra: cluster.dra,
       nodes: stats.nodes,
       ...(command.options.ledgerPath === undefined ? {} : { ledgerPath: command.options.ledgerPath }),
       pid: process.pid,

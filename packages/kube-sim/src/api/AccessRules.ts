@@ -41,7 +41,7 @@ export class AccessRules {
         (denial.namespace === undefined || denial.namespace === facts.namespace),
     )
     return denied
-      ? forbidden(this.user, facts.verb, facts.resource, facts.subresource, facts.namespace, facts.name)
+      ? forbidden(this.user, facts.verb, facts.resource, facts.subresource, facts.namespace, facts.name, facts.group)
       : undefined
   }
 }

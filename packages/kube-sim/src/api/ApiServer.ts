@@ -5,7 +5,14 @@ import type { Duplex } from "node:stream"
 import type { ApiClients } from "./ApiClients.ts"
 import { ApiError, badRequest } from "./ApiStatus.ts"
 import { representationOf } from "./ContentNegotiation.ts"
-import { apiGroup, apiGroupList, apiResourceList, coreApiVersions, serverVersion } from "./Discovery.ts"
+import {
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  coreApiVersions,
+  type ServerVersion,
+  serverVersion,
+} from "./Discovery.ts"
 import { parseFieldSelector } from "./FieldSelector.ts"
 import { type JsonValue, parseJson } from "./Json.ts"
 import { parseLabelSelector } from "./LabelSelector.ts"
@@ -13,7 +20,7 @@ import { type ListBody, serveList } from "./ListRequest.ts"
 import { createObject, type DeletionPolicy, deleteObject, patchObject, updateObject } from "./ObjectWrites.ts"
 import type { OpenWatches } from "./OpenWatches.ts"
 import { type DiscoveryRoute, type ResourceRoute, routeOf } from "./RequestRoute.ts"
-import type { ResourceKind } from "./ResourceKind.ts"
+import { allKinds, type ResourceKind } from "./ResourceKind.ts"
 import type { ResourceStore, StoredObject } from "./ResourceStore.ts"
 import { rejectUpgrade } from "./UpgradeRejection.ts"
 import { serveWatch } from "./WatchStream.ts"
@@ -61,6 +68,10 @@ export interface ApiServerOptions {
   readonly deletion: (kind: ResourceKind) => DeletionPolicy
   readonly exec: ExecEndpoint
   readonly now: () => Date
+  /** The resources served, in discovery and in URLs; default the base ones (no `resource.k8s.io`). */
+  readonly kinds?: ReadonlyArray<ResourceKind>
+  /** What `GET /version` answers; default a 1.32 release. */
+  readonly version?: ServerVersion
 }
 
 export interface ApiServerStats {
@@ -123,6 +134,10 @@ export class ApiServer {
     return api
   }
 
+  private get kinds(): ReadonlyArray<ResourceKind> {
+    return this.options.kinds ?? allKinds
+  }
+
   get stats(): ApiServerStats {
     return { requests: this.requestCount, watchesOpen: this.options.openWatches.size }
   }
@@ -144,7 +159,7 @@ export class ApiServer {
 
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", "http://127.0.0.1")
-    const route = routeOf(url.pathname)
+    const route = routeOf(url.pathname, this.kinds)
     if (
       route !== undefined &&
       "discovery" in route &&
@@ -312,7 +327,7 @@ export class ApiServer {
     socket.on("error", () => socket.destroy())
     try {
       const url = new URL(request.url ?? "/", "http://127.0.0.1")
-      const route = routeOf(url.pathname)
+      const route = routeOf(url.pathname, this.kinds)
       if (route === undefined || "discovery" in route || route.subresource !== "exec")
         throw new ApiError(404, "NotFound", "the server could not find the requested resource")
       const client = this.options.clients.identify(request.headers.authorization)
@@ -350,22 +365,22 @@ export class ApiServer {
         response.end("ok")
         return
       case "version":
-        this.sendText(response, 200, JSON.stringify(serverVersion))
+        this.sendText(response, 200, JSON.stringify(this.options.version ?? serverVersion))
         return
       case "core-versions":
         this.sendText(response, 200, JSON.stringify(coreApiVersions(this.url.slice("http://".length))))
         return
       case "groups":
-        this.sendText(response, 200, JSON.stringify(apiGroupList()))
+        this.sendText(response, 200, JSON.stringify(apiGroupList(this.kinds)))
         return
       case "group": {
-        if (apiResourceList(route.group, "v1") === undefined)
-          throw new ApiError(404, "NotFound", "the server could not find the requested resource")
-        this.sendText(response, 200, JSON.stringify(apiGroup(route.group)))
+        const group = apiGroup(route.group, this.kinds)
+        if (group === undefined) throw new ApiError(404, "NotFound", "the server could not find the requested resource")
+        this.sendText(response, 200, JSON.stringify(group))
         return
       }
       case "resources": {
-        const list = apiResourceList(route.group, route.version)
+        const list = apiResourceList(route.group, route.version, this.kinds)
         if (list === undefined) throw new ApiError(404, "NotFound", "the server could not find the requested resource")
         this.sendText(response, 200, JSON.stringify(list))
         return

@@ -117,15 +117,17 @@ export const forbidden = (
   subresource: string,
   namespace: string,
   name: string,
+  group = "",
 ): ApiError => {
-  const target = name === "" ? resource : `${resource} "${name}"`
+  const qualified = group === "" ? resource : `${resource}.${group}`
+  const target = name === "" ? qualified : `${qualified} "${name}"`
   const what = subresource === "" ? resource : `${resource}/${subresource}`
   const scope = namespace === "" ? "at the cluster scope" : `in the namespace "${namespace}"`
   return new ApiError(
     403,
     "Forbidden",
-    `${target} is forbidden: User "${user}" cannot ${verb} resource "${what}" in API group "" ${scope}`,
-    { ...(name === "" ? {} : { name }), kind: resource },
+    `${target} is forbidden: User "${user}" cannot ${verb} resource "${what}" in API group "${group}" ${scope}`,
+    { ...(name === "" ? {} : { name }), ...(group === "" ? {} : { group }), kind: resource },
   )
 }
 

@@ -1,8 +1,21 @@
 import type { JsonObject } from "./Json.ts"
 import { allKinds, type ResourceKind } from "./ResourceKind.ts"
 
+/** What `GET /version` answers. */
+export interface ServerVersion {
+  readonly major: string
+  readonly minor: string
+  readonly gitVersion: string
+  readonly gitCommit: string
+  readonly gitTreeState: string
+  readonly buildDate: string
+  readonly goVersion: string
+  readonly compiler: string
+  readonly platform: string
+}
+
 /** The Kubernetes release the API server reports; kubectl's version skew checks read it. */
-export const serverVersion = {
+export const serverVersion: ServerVersion = {
   major: "1",
   minor: "32",
   gitVersion: "v1.32.4",
@@ -12,7 +25,20 @@ export const serverVersion = {
   goVersion: "go1.23.6",
   compiler: "gc",
   platform: "linux/amd64",
-} as const
+}
+
+/** The release a cluster with DRA reports: 1.34 is the first to serve `resource.k8s.io/v1`. */
+export const draServerVersion: ServerVersion = {
+  major: "1",
+  minor: "34",
+  gitVersion: "v1.34.2",
+  gitCommit: "8cc511e399b929453cd98ae65b419c3cc227ec79",
+  gitTreeState: "clean",
+  buildDate: "2025-11-11T19:04:43Z",
+  goVersion: "go1.24.9",
+  compiler: "gc",
+  platform: "linux/amd64",
+}
 
 /** `GET /api`: the legacy core group versions. */
 export const coreApiVersions = (serverAddress: string): JsonObject => ({
@@ -21,34 +47,46 @@ export const coreApiVersions = (serverAddress: string): JsonObject => ({
   serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }],
 })
 
-const groupsOf = (): string[] => [...new Set(allKinds.map((kind) => kind.group).filter((group) => group !== ""))]
+const groupsOf = (kinds: ReadonlyArray<ResourceKind>): string[] => [
+  ...new Set(kinds.map((kind) => kind.group).filter((group) => group !== "")),
+]
 
-const groupVersion = (group: string): JsonObject => {
-  const version = allKinds.find((kind) => kind.group === group)?.version ?? "v1"
+const groupVersion = (group: string, kinds: ReadonlyArray<ResourceKind>): JsonObject => {
+  const version = kinds.find((kind) => kind.group === group)?.version ?? "v1"
   return { groupVersion: `${group}/${version}`, version }
 }
 
-export const apiGroup = (group: string): JsonObject => ({
-  kind: "APIGroup",
-  apiVersion: "v1",
-  name: group,
-  versions: [groupVersion(group)],
-  preferredVersion: groupVersion(group),
-})
+/** `GET /apis/<group>`; undefined for a group the server does not serve. */
+export const apiGroup = (group: string, kinds: ReadonlyArray<ResourceKind> = allKinds): JsonObject | undefined =>
+  kinds.some((kind) => kind.group === group && group !== "")
+    ? {
+        kind: "APIGroup",
+        apiVersion: "v1",
+        name: group,
+        versions: [groupVersion(group, kinds)],
+        preferredVersion: groupVersion(group, kinds),
+      }
+    : undefined
 
 /** `GET /apis`: the named groups, legacy (unaggregated) form. */
-export const apiGroupList = (): JsonObject => ({
+export const apiGroupList = (kinds: ReadonlyArray<ResourceKind> = allKinds): JsonObject => ({
   kind: "APIGroupList",
   apiVersion: "v1",
-  groups: groupsOf().map((group) => {
-    const { kind: _, apiVersion: __, ...rest } = apiGroup(group)
-    return rest
+  groups: groupsOf(kinds).flatMap((group) => {
+    const served = apiGroup(group, kinds)
+    if (served === undefined) return []
+    const { kind: _, apiVersion: __, ...rest } = served
+    return [rest]
   }),
 })
 
 /** `GET /api/v1` or `GET /apis/<group>/<version>`: the resources of one group version. */
-export const apiResourceList = (group: string, version: string): JsonObject | undefined => {
-  const kinds = allKinds.filter((kind) => kind.group === group && kind.version === version)
+export const apiResourceList = (
+  group: string,
+  version: string,
+  served: ReadonlyArray<ResourceKind> = allKinds,
+): JsonObject | undefined => {
+  const kinds = served.filter((kind) => kind.group === group && kind.version === version)
   if (kinds.length === 0) return undefined
   return {
     kind: "APIResourceList",

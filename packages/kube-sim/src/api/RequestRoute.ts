@@ -19,7 +19,10 @@ export type DiscoveryRoute =
 
 const decode = (segment: string): string => decodeURIComponent(segment)
 
-export const routeOf = (pathname: string): ResourceRoute | DiscoveryRoute | undefined => {
+export const routeOf = (
+  pathname: string,
+  kinds: ReadonlyArray<ResourceKind> = allKinds,
+): ResourceRoute | DiscoveryRoute | undefined => {
   const segments = pathname
     .split("/")
     .filter((segment) => segment !== "")
@@ -33,7 +36,7 @@ export const routeOf = (pathname: string): ResourceRoute | DiscoveryRoute | unde
     const [version, ...path] = rest
     if (version === undefined) return undefined
     if (path.length === 0) return { discovery: "resources", group: "", version }
-    return resourceRoute("", version, path)
+    return resourceRoute(kinds, "", version, path)
   }
   if (root === "apis") {
     if (rest.length === 0) return { discovery: "groups" }
@@ -41,14 +44,19 @@ export const routeOf = (pathname: string): ResourceRoute | DiscoveryRoute | unde
     if (group === undefined) return undefined
     if (version === undefined) return { discovery: "group", group }
     if (path.length === 0) return { discovery: "resources", group, version }
-    return resourceRoute(group, version, path)
+    return resourceRoute(kinds, group, version, path)
   }
   return undefined
 }
 
-const resourceRoute = (group: string, version: string, path: string[]): ResourceRoute | undefined => {
+const resourceRoute = (
+  kinds: ReadonlyArray<ResourceKind>,
+  group: string,
+  version: string,
+  path: string[],
+): ResourceRoute | undefined => {
   const find = (resource: string | undefined) =>
-    allKinds.find((kind) => kind.group === group && kind.version === version && kind.resource === resource)
+    kinds.find((kind) => kind.group === group && kind.version === version && kind.resource === resource)
   if (path[0] === "namespaces" && path.length >= 3) {
     const [, namespace = "", resource, name = "", subresource = "", ...extra] = path
     const kind = find(resource)

@@ -117,7 +117,35 @@ export const leases: ResourceKind = {
   fields: metadataFields,
 }
 
+/**
+ * `resource.k8s.io/v1` ResourceSlices, cluster-scoped, with the field labels the API server indexes
+ * (`ResourceSliceSelector*`): DRA drivers publish their devices in them.
+ */
+export const resourceSlices: ResourceKind = {
+  resource: "resourceslices",
+  singular: "resourceslice",
+  kind: "ResourceSlice",
+  listKind: "ResourceSliceList",
+  group: "resource.k8s.io",
+  version: "v1",
+  namespaced: false,
+  shortNames: [],
+  categories: [],
+  verbs: readWriteVerbs,
+  subresources: [],
+  fields: {
+    ...metadataFields,
+    "spec.driver": fieldAt("spec", "driver"),
+    "spec.nodeName": fieldAt("spec", "nodeName"),
+    "spec.pool.name": fieldAt("spec", "pool", "name"),
+  },
+}
+
+/** The resources every simulated cluster serves. */
 export const allKinds: ReadonlyArray<ResourceKind> = [pods, nodes, namespaces, leases]
+
+/** The resources a cluster with Dynamic Resource Allocation serves: the base ones and `resource.k8s.io`. */
+export const draKinds: ReadonlyArray<ResourceKind> = [...allKinds, resourceSlices]
 
 export const labelsOf = (object: JsonObject): Record<string, string> => {
   const metadata = object.metadata

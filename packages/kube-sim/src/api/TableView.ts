@@ -217,11 +217,45 @@ const leaseColumns: ReadonlyArray<Column> = [
   ageColumn,
 ]
 
+/** The API server's printer for ResourceSlices: NAME, NODE, DRIVER, POOL, AGE. */
+const resourceSliceColumns: ReadonlyArray<Column> = [
+  nameColumn,
+  {
+    name: "Node",
+    type: "string",
+    format: "",
+    description:
+      "NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.",
+    priority: 0,
+    cell: (object) => text(object, "spec", "nodeName") || "<none>",
+  },
+  {
+    name: "Driver",
+    type: "string",
+    format: "",
+    description:
+      "Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.",
+    priority: 0,
+    cell: (object) => text(object, "spec", "driver"),
+  },
+  {
+    name: "Pool",
+    type: "string",
+    format: "",
+    description:
+      "Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.",
+    priority: 0,
+    cell: (object) => text(object, "spec", "pool", "name"),
+  },
+  ageColumn,
+]
+
 const columnsByResource: Readonly<Record<string, ReadonlyArray<Column>>> = {
   pods: podColumns,
   nodes: nodeColumns,
   namespaces: namespaceColumns,
   leases: leaseColumns,
+  resourceslices: resourceSliceColumns,
 }
 
 const columnsOf = (kind: ResourceKind): ReadonlyArray<Column> =>

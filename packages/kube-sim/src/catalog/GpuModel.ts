@@ -25,6 +25,10 @@ export interface MigProfile {
   readonly memoryMiB: number
   readonly bar1MiB: number
   readonly gpuInstanceIds: ReadonlyArray<number>
+  /** The GPU instance profile id `nvidia-smi mig -lgip` lists for it (A100 80GB). */
+  readonly gpuInstanceProfileId: number
+  /** Memory slices (of 8) an instance takes; its placements start at multiples of this. */
+  readonly placementSize: number
 }
 
 export interface Hosting {
@@ -422,6 +426,8 @@ export const migProfiles: Readonly<Record<string, MigProfile>> = {
     memoryMiB: 9728,
     bar1MiB: 16383,
     gpuInstanceIds: [7, 8, 9, 10, 11, 12, 13],
+    gpuInstanceProfileId: 19,
+    placementSize: 1,
   },
   "1g.20gb": {
     name: "1g.20gb",
@@ -433,6 +439,8 @@ export const migProfiles: Readonly<Record<string, MigProfile>> = {
     memoryMiB: 19968,
     bar1MiB: 32767,
     gpuInstanceIds: [3, 4, 5, 6],
+    gpuInstanceProfileId: 15,
+    placementSize: 2,
   },
   "2g.20gb": {
     name: "2g.20gb",
@@ -444,6 +452,8 @@ export const migProfiles: Readonly<Record<string, MigProfile>> = {
     memoryMiB: 19968,
     bar1MiB: 32767,
     gpuInstanceIds: [3, 4, 5],
+    gpuInstanceProfileId: 14,
+    placementSize: 2,
   },
   "3g.40gb": {
     name: "3g.40gb",
@@ -455,6 +465,8 @@ export const migProfiles: Readonly<Record<string, MigProfile>> = {
     memoryMiB: 40192,
     bar1MiB: 65535,
     gpuInstanceIds: [1, 2],
+    gpuInstanceProfileId: 9,
+    placementSize: 4,
   },
   "7g.80gb": {
     name: "7g.80gb",
@@ -466,5 +478,7 @@ export const migProfiles: Readonly<Record<string, MigProfile>> = {
     memoryMiB: 80896,
     bar1MiB: 131071,
     gpuInstanceIds: [0],
+    gpuInstanceProfileId: 0,
+    placementSize: 8,
   },
 }

@@ -5,6 +5,7 @@ import { type ExecLatency, sampleLatency } from "../exec/ExecLatency.ts"
 import type { ExecFault, FaultPlan } from "../faults/FaultPlan.ts"
 import { fatalFailure } from "../nvidia-smi/DriverFailureOutput.ts"
 import { runNvidiaSmi } from "../nvidia-smi/NvidiaSmi.ts"
+import { draPluginLaunch } from "./DraPluginCommand.ts"
 import { type OutputLayout, ProcessOutput } from "./ProcessOutput.ts"
 
 /** A command to run in a container of a pod, as the exec subresource receives it. */
@@ -28,8 +29,10 @@ export type CommandResult =
 
 export interface ContainerRuntimeOptions {
   readonly fleet: Fleet
-  /** The container whose image carries nvidia-smi (the device plugin's). */
+  /** The container whose image carries nvidia-smi (the device plugin's), or mounts the driver root (the DRA plugin's `gpus`). */
   readonly gpuContainer: string
+  /** Whose image that container runs: the device plugin's (nvidia-smi on PATH) or the DRA kubelet plugin's. Default the device plugin's. */
+  readonly image?: "device-plugin" | "dra-kubelet-plugin"
   readonly latency: () => ExecLatency
   /** Time to start a process in a container, found or not, before the program runs. */
   readonly processStartMs: number
@@ -65,12 +68,29 @@ export class ContainerRuntime {
     const program = command.argv[0] ?? ""
     const host = options.fleet.host(command.nodeName)
     if (options.processStartMs > 0) await sleep(options.processStartMs, undefined, { signal })
-    if (command.container !== options.gpuContainer || host === undefined || !nvidiaSmiPaths.has(program))
+    if (command.container !== options.gpuContainer || host === undefined)
       return { kind: "not-started", message: notStartedMessage(program, options.random.hex(64)) }
+    const launch =
+      options.image === "dra-kubelet-plugin"
+        ? draPluginLaunch(host, command.argv)
+        : nvidiaSmiPaths.has(program)
+          ? { kind: "nvidia-smi" as const, args: command.argv.slice(1), stderr: "" }
+          : { kind: "not-started" as const, program }
+    if (launch.kind === "not-started")
+      return { kind: "not-started", message: notStartedMessage(launch.program, options.random.hex(64)) }
+    if (launch.kind === "exited")
+      return {
+        kind: "exited",
+        stdout: ProcessOutput.of(launch.stdout, options.outputLayout),
+        stderr: ProcessOutput.of(launch.stderr, options.outputLayout),
+        exitCode: launch.exitCode,
+      }
     const fault = options.faults.execFault(command.nodeName)
     if (fault?.kind === "hang") return { kind: "hung" }
     await sleep(sampleLatency(options.latency(), options.random), undefined, { signal })
-    const { stdout, stderr, exitCode } = runNvidiaSmi(host, command.argv.slice(1), options.now(), options.outputLayout)
+    const run = runNvidiaSmi(host, launch.args, options.now(), options.outputLayout)
+    const { stdout, exitCode } = run
+    const stderr = launch.stderr === "" ? run.stderr : withPrefix(launch.stderr, run.stderr, options.outputLayout)
     return fault === undefined
       ? { kind: "exited", stdout, stderr, exitCode }
       : this.withFault(fault, stdout, stderr, command)
@@ -119,6 +139,13 @@ export class ContainerRuntime {
         return { kind: "hung" }
     }
   }
+}
+
+/** The loader's lines before the program's own stderr. */
+const withPrefix = (prefix: string, stderr: ProcessOutput, layout: OutputLayout): ProcessOutput => {
+  const output = ProcessOutput.of(prefix, layout)
+  output.write(stderr.toBuffer())
+  return output
 }
 
 /** containerd's message when runc cannot find the executable; an absolute path fails on `stat`. */

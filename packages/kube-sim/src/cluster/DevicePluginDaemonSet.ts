@@ -30,6 +30,8 @@ export interface DaemonSetOptions {
   readonly timings: PodTimings
   readonly random: SeededRandom
   readonly now: () => Date
+  /** The pod object for a stage of the pod's life; default the NVIDIA device plugin's. */
+  readonly podTemplate?: (spec: DevicePluginPodSpec) => JsonObject
 }
 
 interface PodRecord {
@@ -105,7 +107,7 @@ export class DevicePluginDaemonSet {
     const record: PodRecord = { spec, timers: new Set() }
     this.records.set(name, record)
     this.podByNode.set(nodeName, name)
-    this.store.create(pods, devicePluginPod(spec), this.options.namespace)
+    this.store.create(pods, this.podObject(spec), this.options.namespace)
     if (!alreadyReady) {
       this.after(record, this.options.timings.startMs, () => {
         this.advance(record, "starting")
@@ -180,12 +182,16 @@ export class DevicePluginDaemonSet {
       startedAt: record.spec.startedAt ?? now,
       readyAt: stage === "ready" ? now : record.spec.readyAt,
     }
-    const object = devicePluginPod(record.spec)
+    const object = this.podObject(record.spec)
     const metadata = metadataOf(object)
     const existing = metadataOf(current.object)
     metadata.labels = existing.labels ?? metadata.labels ?? null
     metadata.annotations = existing.annotations ?? metadata.annotations ?? null
     this.store.update(pods, object)
+  }
+
+  private podObject(spec: DevicePluginPodSpec): JsonObject {
+    return (this.options.podTemplate ?? devicePluginPod)(spec)
   }
 
   private onPodEvent(event: StoreEvent): void {

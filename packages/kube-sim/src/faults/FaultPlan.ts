@@ -27,6 +27,11 @@ export interface FaultRates {
   readonly healthFaultsPerGpuMinute: number
   /** The least time each step of a health fault lasts (it lasts up to half as long again). */
   readonly healthStageSeconds: number
+  /**
+   * Per ResourceSlice write (DRA clusters): the slice misses one of its node's GPUs, or keeps one that
+   * left, as a lagging plugin's would, until the node's next republish.
+   */
+  readonly draMismatch: number
 }
 
 export const noFaults: FaultRates = {
@@ -42,6 +47,7 @@ export const noFaults: FaultRates = {
   driverFailureSeconds: 20,
   healthFaultsPerGpuMinute: 0,
   healthStageSeconds: 20,
+  draMismatch: 0,
 }
 
 /** Which API requests a scripted fault applies to; every given field must match. */

@@ -92,6 +92,16 @@ export class ClusterLedger {
     this.record({ entry: "gpu-health", uuid, node: host.machine.nodeName, from, to })
   }
 
+  /** Records that a node's ResourceSlice was written, with the GPUs it lists. */
+  slicePublished(node: string, slice: string, generation: number, gpus: ReadonlyArray<string>): void {
+    this.record({ entry: "slice-published", node, slice, generation, gpus })
+  }
+
+  /** Records an injected disagreement of a node's slice with the node. */
+  draMismatch(node: string, uuid: string, kind: "missing-from-slices" | "missing-from-reading"): void {
+    this.record({ entry: "dra-mismatch", node, uuid, kind })
+  }
+
   /** Every entry so far, oldest first. */
   entries(): ReadonlyArray<LedgerEntry> {
     return this.recorded

@@ -66,6 +66,27 @@ export type LedgerEntry = Stamp &
         readonly from: TrueHealthState
         readonly to: TrueHealthState
       }
+    /**
+     * DRA clusters: the node's ResourceSlice was written; `gpus` are the GPUs it lists (a MIG GPU by its
+     * parent UUID), `generation` its pool generation. It is the node's truth until the next one.
+     */
+    | {
+        readonly entry: "slice-published"
+        readonly node: string
+        readonly slice: string
+        readonly generation: number
+        readonly gpus: ReadonlyArray<string>
+      }
+    /**
+     * An injected disagreement of the slice just published with its node: a GPU of the node missing
+     * from it (`missing-from-slices`) or a GPU that left still in it (`missing-from-reading`).
+     */
+    | {
+        readonly entry: "dra-mismatch"
+        readonly node: string
+        readonly uuid: string
+        readonly kind: "missing-from-slices" | "missing-from-reading"
+      }
   )
 
 export type LedgerEntryKind = LedgerEntry["entry"]
@@ -83,6 +104,8 @@ export const ledgerEntryKinds: ReadonlyArray<LedgerEntryKind> = [
   "driver-failed",
   "driver-repaired",
   "gpu-health",
+  "slice-published",
+  "dra-mismatch",
 ]
 
 /** Distributes over the union, so an entry can be built without its stamp. */

@@ -17,6 +17,8 @@ const textFields: Readonly<Record<LedgerEntryKind, ReadonlyArray<string>>> = {
   "driver-failed": ["node", "failure"],
   "driver-repaired": ["node"],
   "gpu-health": ["uuid", "node", "from", "to"],
+  "slice-published": ["node", "slice"],
+  "dra-mismatch": ["node", "uuid", "kind"],
 }
 
 const healthStates: ReadonlyArray<unknown> = ["ok", "degraded", "failed"]
@@ -52,6 +54,14 @@ export const parseLedger = (text: string): ReadonlyArray<LedgerEntry> => {
       throw problem("driver-failed needs unreadable as a list")
     if (fields.entry === "gpu-health" && !(healthStates.includes(fields.from) && healthStates.includes(fields.to)))
       throw problem("gpu-health needs from and to among ok, degraded, failed")
+    if (fields.entry === "slice-published" && (typeof fields.generation !== "number" || !Array.isArray(fields.gpus)))
+      throw problem("slice-published needs generation as a number and gpus as a list")
+    if (
+      fields.entry === "dra-mismatch" &&
+      fields.kind !== "missing-from-slices" &&
+      fields.kind !== "missing-from-reading"
+    )
+      throw problem("dra-mismatch needs kind missing-from-slices or missing-from-reading")
     entries.push(value as LedgerEntry)
   }
   return entries
