@@ -21,6 +21,17 @@ export interface Gpu {
   readonly platform?: GpuPlatform
   /** What the reading says of the GPU's condition; absent when it says nothing (no signal reported). */
   readonly health?: GpuHealthSignals
+  /**
+   * The MIG devices carved from this GPU, as the NVIDIA DRA driver's ResourceSlices list them (by their
+   * `parentUUID`), sorted by UUID; absent when there are none or the GPU was not found through DRA.
+   */
+  readonly migDevices?: ReadonlyArray<MigDevice>
+}
+
+/** A MIG device of a GPU: its `MIG-…` UUID and its profile (`1g.5gb`) when published. */
+export interface MigDevice {
+  readonly uuid: string
+  readonly profile?: string
 }
 
 /** `platformInfo` of NVL-class systems (driver >= 570). Absent as a whole when every field is absent. */

@@ -1,3 +1,4 @@
+import type { MigDevice } from "./Gpu.ts"
 import type { GpuHealth, HealthState } from "./GpuHealth.ts"
 import type { InventoryEventKind } from "./InventoryEventKind.ts"
 
@@ -32,6 +33,8 @@ export interface GpuRecord {
   readonly pciBusId?: string
   readonly moduleId?: number
   readonly migMode?: string
+  /** The GPU's MIG devices as the DRA driver's ResourceSlices list them; absent when none. */
+  readonly migDevices?: ReadonlyArray<MigDevice>
   readonly driverVersion?: string
   readonly cudaVersion?: string
   readonly providerId?: string

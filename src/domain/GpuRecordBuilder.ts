@@ -67,6 +67,7 @@ export const gpuRecord = (options: {
     ...(gpu.pciBusId === undefined ? {} : { pciBusId: gpu.pciBusId }),
     ...(gpu.moduleId === undefined ? {} : { moduleId: gpu.moduleId }),
     ...(gpu.migMode === undefined ? {} : { migMode: gpu.migMode }),
+    ...(gpu.migDevices === undefined || gpu.migDevices.length === 0 ? {} : { migDevices: gpu.migDevices }),
     ...(reading.driverVersion === undefined ? {} : { driverVersion: reading.driverVersion }),
     ...(reading.cudaVersion === undefined ? {} : { cudaVersion: reading.cudaVersion }),
     ...(providerId === undefined || providerId === "" ? {} : { providerId }),

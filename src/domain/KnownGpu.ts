@@ -60,6 +60,15 @@ const samePlatform = (a: Gpu["platform"], b: Gpu["platform"]): boolean =>
     a.peerType === b.peerType &&
     a.fabricGuid === b.fabricGuid)
 
+const sameMigDevices = (a: Gpu["migDevices"], b: Gpu["migDevices"]): boolean => {
+  const left = a ?? []
+  const right = b ?? []
+  return (
+    left.length === right.length &&
+    left.every((mig, index) => mig.uuid === right[index]?.uuid && mig.profile === right[index]?.profile)
+  )
+}
+
 const sameGpu = (a: Gpu, b: Gpu): boolean =>
   a.index === b.index &&
   a.uuid === b.uuid &&
@@ -68,6 +77,7 @@ const sameGpu = (a: Gpu, b: Gpu): boolean =>
   a.pciBusId === b.pciBusId &&
   a.moduleId === b.moduleId &&
   a.migMode === b.migMode &&
+  sameMigDevices(a.migDevices, b.migDevices) &&
   samePlatform(a.platform, b.platform)
 
 /**

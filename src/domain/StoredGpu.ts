@@ -15,6 +15,7 @@ export const StoredGpu = Schema.Struct({
   pciBusId: optionalString,
   moduleId: Schema.optionalKey(Schema.Number),
   migMode: optionalString,
+  migDevices: Schema.optionalKey(Schema.Array(Schema.Struct({ uuid: Schema.String, profile: optionalString }))),
   platform: Schema.optionalKey(
     Schema.Struct({
       chassisSerial: optionalString,

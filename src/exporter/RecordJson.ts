@@ -18,6 +18,7 @@ const fieldOrder = {
   pciBusId: true,
   moduleId: true,
   migMode: true,
+  migDevices: true,
   driverVersion: true,
   cudaVersion: true,
   providerId: true,
