@@ -9,6 +9,7 @@ import { GpuHealthMetric, gpuHealthMetricNames } from "./GpuHealthMetric.ts"
 import { GpuInfoMetric, gpuInfoMetricName } from "./GpuInfoMetric.ts"
 import { ServiceMeter, type ServiceMeterOptions, serviceName } from "./ServiceMeter.ts"
 import {
+  draMismatchKinds,
   type InventorySnapshot,
   type NodeLabelPatchResult,
   type ReadingOutcome,
@@ -38,6 +39,8 @@ export const metricNames = {
   leader: "gpu_serials_leader",
   leaderChanges: "gpu_serials_leader_changes_total",
   informerRestarts: "gpu_serials_informer_restarts_total",
+  draMismatches: "gpu_serials_dra_mismatches_total",
+  draSliceOnlyNodes: "gpu_serials_dra_slice_only_nodes",
   nodeLabelPatches: "gpu_serials_node_label_patches_total",
   nodeLabelValuesSkipped: "gpu_serials_node_label_values_skipped_total",
   nodesToLabel: "gpu_serials_node_label_queue_depth",
@@ -72,6 +75,7 @@ interface GaugeSources {
   depth: () => number
   nodesToLabel: () => number
   failingNodes: () => ReadonlyMap<string, number>
+  sliceOnlyNodes: () => ReadonlyMap<string, number>
   inventory: () => InventorySnapshot
 }
 
@@ -80,6 +84,7 @@ const idleSources: GaugeSources = {
   depth: () => 0,
   nodesToLabel: () => 0,
   failingNodes: () => new Map(),
+  sliceOnlyNodes: () => new Map(),
   inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
 }
 
@@ -143,6 +148,11 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         description: "Kubernetes informer restarts after an error, by resource.",
         valueType: ValueType.INT,
       })
+      const draMismatches = meter.createCounter(metricNames.draMismatches, {
+        description:
+          "UUIDs a DRA node's nvidia-smi reading and its ResourceSlices disagree on, once per node and change, by kind (missing-from-slices, missing-from-reading).",
+        valueType: ValueType.INT,
+      })
       const nodeLabelPatches = meter.createCounter(metricNames.nodeLabelPatches, {
         description: "Patches of node labels, by result (ok, failed, node-gone, abandoned at shutdown).",
         valueType: ValueType.INT,
@@ -192,6 +202,11 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         description: "Nodes whose last reading failed, by error kind.",
         valueType: ValueType.INT,
       })
+      const sliceOnlyNodes = meter.createObservableGauge(metricNames.draSliceOnlyNodes, {
+        description:
+          "DRA nodes whose GPUs are known from their ResourceSlices alone (no serial), by reason: no-plugin-pod, pod-not-ready, or the failure kind of the reading.",
+        valueType: ValueType.INT,
+      })
       const gpusKnownByModel = meter.createObservableGauge(metricNames.gpusKnownByModel, {
         description: "GPUs in the known inventory by product name.",
         valueType: ValueType.INT,
@@ -234,6 +249,7 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
 
       // An error kind once seen keeps its series at 0 when no node fails with it, so recoveries show.
       const failingKindsSeen = new Set<string>()
+      const sliceOnlyReasonsSeen = new Set<string>()
 
       const observeAll: BatchObservableCallback = (observer) => {
         for (const [exporter, stats] of state.exporters) {
@@ -263,6 +279,14 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         for (const kind of failing.keys()) failingKindsSeen.add(kind)
         for (const kind of failingKindsSeen)
           observer.observe(nodesFailing, failing.get(kind) ?? 0, { error_kind: kind })
+        const sliceOnly = new Map<string, number>()
+        for (const [reason, count] of sources.sliceOnlyNodes()) {
+          const label = errorKinds.value(reason)
+          sliceOnly.set(label, (sliceOnly.get(label) ?? 0) + nonNegative(count))
+        }
+        for (const reason of sliceOnly.keys()) sliceOnlyReasonsSeen.add(reason)
+        for (const reason of sliceOnlyReasonsSeen)
+          observer.observe(sliceOnlyNodes, sliceOnly.get(reason) ?? 0, { reason })
         observer.observe(leader, state.leading ? 1 : 0)
         if (state.lastSuccessfulReadingSeconds !== undefined) {
           observer.observe(lastSuccessfulReading, state.lastSuccessfulReadingSeconds)
@@ -279,6 +303,7 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         gpusKnown,
         nodesKnown,
         nodesFailing,
+        sliceOnlyNodes,
         gpusKnownByModel,
         leader,
         lastSuccessfulReading,
@@ -317,6 +342,17 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
             for (const reason of possible) workQueueGiveUps.add(0, { reason: reasons.value(reason) })
           }),
         informerRestarted: (resource) => Effect.sync(() => informerRestarts.add(1, { resource })),
+        draMismatches: (kind, count) =>
+          Effect.sync(() => {
+            if (count > 0) draMismatches.add(count, { kind })
+          }),
+        observeSliceOnlyNodes: (byReason) =>
+          Effect.andThen(
+            Effect.sync(() => {
+              for (const kind of draMismatchKinds) draMismatches.add(0, { kind })
+            }),
+            registered("sliceOnlyNodes", byReason),
+          ),
         inventoryEvents: (kind, count) =>
           Effect.sync(() => {
             if (count > 0) inventoryEvents.add(count, { kind })

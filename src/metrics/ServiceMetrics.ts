@@ -20,6 +20,14 @@ export type NodeLabelPatchResult = "ok" | "failed" | "node-gone" | "abandoned"
 /** Which node label a skipped value was meant for. */
 export type SkippedNodeLabel = "serial" | "uuid" | "chassis"
 
+/**
+ * A UUID in one of a DRA node's two sources and not in the other: in the nvidia-smi reading and not in the
+ * node's ResourceSlices, or the reverse.
+ */
+export type DraMismatchKind = "missing-from-slices" | "missing-from-reading"
+
+export const draMismatchKinds: ReadonlyArray<DraMismatchKind> = ["missing-from-slices", "missing-from-reading"]
+
 /** What the inventory knows now, read by gauges when metrics are collected. */
 export interface InventorySnapshot {
   readonly gpus: number
@@ -50,7 +58,16 @@ export class ServiceMetrics extends Context.Service<
     readonly workQueueGaveUp: (reason: string) => Effect.Effect<void>
     /** The reasons the work queue may give up for, each given a series at 0 so the first give-up counts in `increase()`. */
     readonly workQueueMayGiveUp: (reasons: ReadonlyArray<string>) => Effect.Effect<void>
-    readonly informerRestarted: (resource: "pods" | "nodes") => Effect.Effect<void>
+    readonly informerRestarted: (resource: "pods" | "nodes" | "resourceslices") => Effect.Effect<void>
+    /** UUIDs a DRA node's reading and its slices disagree on, counted once per node and change. */
+    readonly draMismatches: (kind: DraMismatchKind, count: number) => Effect.Effect<void>
+    /**
+     * Registers the source of the gauge of DRA nodes known from their slices alone (no reading possible),
+     * by reason (`no-plugin-pod`, `pod-not-ready`, or the kind of the failure that stops the reading).
+     */
+    readonly observeSliceOnlyNodes: (
+      byReason: () => ReadonlyMap<string, number>,
+    ) => Effect.Effect<void, never, Scope.Scope>
     readonly inventoryEvents: (kind: InventoryEventKind, count: number) => Effect.Effect<void>
     readonly leaderChanged: (leading: boolean) => Effect.Effect<void>
     /** Registers the source of the work-queue depth gauge (read when metrics are collected). */

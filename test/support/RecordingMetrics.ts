@@ -19,6 +19,8 @@ export interface RecordedMetrics {
   readonly exportWrites: Array<{ readonly exporter: string; readonly ok: boolean }>
   readonly nodeLabelPatches: Array<NodeLabelPatchResult>
   readonly nodeLabelValuesSkipped: Array<SkippedNodeLabel>
+  readonly draMismatches: Record<string, number>
+  sliceOnlyNodes: () => ReadonlyMap<string, number>
   nodesToLabel: () => number
   workQueueDepth: () => number
   failingNodes: () => ReadonlyMap<string, number>
@@ -40,6 +42,8 @@ export const recordingMetrics = (): {
     exportWrites: [],
     nodeLabelPatches: [],
     nodeLabelValuesSkipped: [],
+    draMismatches: {},
+    sliceOnlyNodes: () => new Map(),
     nodesToLabel: () => 0,
     workQueueDepth: () => 0,
     failingNodes: () => new Map(),
@@ -58,6 +62,14 @@ export const recordingMetrics = (): {
       workQueueGaveUp: (reason) => record(() => recorded.workQueueGiveUps.push(reason)),
       workQueueMayGiveUp: () => Effect.void,
       informerRestarted: (resource) => record(() => recorded.informerRestarts.push(resource)),
+      draMismatches: (kind, count) =>
+        record(() => {
+          recorded.draMismatches[kind] = (recorded.draMismatches[kind] ?? 0) + count
+        }),
+      observeSliceOnlyNodes: (byReason) =>
+        record(() => {
+          recorded.sliceOnlyNodes = byReason
+        }),
       inventoryEvents: (kind, count) =>
         record(() => {
           recorded.events[kind] = (recorded.events[kind] ?? 0) + count

@@ -31,7 +31,7 @@ export type InformerFailure = KubeApiError | WatchStalled
 
 /** Where an informer reads its objects from. */
 export interface InformerSource<T extends CachedObject> {
-  readonly resource: "pods" | "nodes"
+  readonly resource: "pods" | "nodes" | "resourceslices"
   readonly list: (page: ListPage) => Effect.Effect<ListedPage, KubeApiError>
   readonly watch: (
     resourceVersion: string,

@@ -13,6 +13,7 @@ import type { ClusterAccess } from "../clientcmd/ClusterAccess.ts"
 import { type KubeconfigError, type KubeconfigOrigin, loadClusterAccess } from "../clientcmd/KubeconfigLoader.ts"
 import type { LabelPatch } from "../labels/LabelPatch.ts"
 import { type ExecCall, openExecSession } from "../remotecommand/ExecSession.ts"
+import { type ResourceSliceVersion, resourceSlicesPath } from "../resource/ResourceSlice.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeRequest, makeKubeTransport, queryOf, readBody, refusal } from "./KubeTransport.ts"
 import * as TokenBucket from "./TokenBucket.ts"
@@ -39,6 +40,7 @@ export interface WatchRequest {
   /** Collection path, e.g. `/api/v1/namespaces/gpu-operator/pods` or `/api/v1/nodes`. */
   readonly path: string
   readonly labelSelector?: string
+  readonly fieldSelector?: string
   /** Resume after this resourceVersion. */
   readonly resourceVersion: string
   /** Server-side lifetime of the watch. */
@@ -87,6 +89,17 @@ export class KubeApi extends Context.Service<
       page: ListPage,
     ) => Effect.Effect<ListedPage, KubeApiError>
     readonly listNodes: (page: ListPage) => Effect.Effect<ListedPage, KubeApiError>
+    /**
+     * The versions the server serves of an API group (`GET /apis/<group>`), empty when it serves none of
+     * them (404).
+     */
+    readonly apiGroupVersions: (group: string) => Effect.Effect<ReadonlyArray<string>, KubeApiError>
+    /** A page of the cluster's ResourceSlices in `version`, filtered by a field selector (`spec.driver=…`). */
+    readonly listResourceSlices: (
+      version: ResourceSliceVersion,
+      fieldSelector: string,
+      page: ListPage,
+    ) => Effect.Effect<ListedPage, KubeApiError>
     readonly watch: (request: WatchRequest) => Effect.Effect<WatchEvents, KubeApiError, Scope.Scope>
     /**
      * Merges `labels` into the node's `metadata.labels` (a JSON merge patch without resourceVersion, so it
@@ -147,6 +160,18 @@ export class KubeApi extends Context.Service<
 
       const listNodes = (page: ListPage) => list("list nodes", "/api/v1/nodes", {}, page)
 
+      const apiGroupVersions = (group: string) =>
+        call("discover api group", { method: "GET", path: `/apis/${encodeURIComponent(group)}` }).pipe(
+          Effect.map(groupVersionsOf),
+          Effect.catchIf(
+            (error) => error.status === 404,
+            () => Effect.succeed([]),
+          ),
+        )
+
+      const listResourceSlices = (version: ResourceSliceVersion, fieldSelector: string, page: ListPage) =>
+        list("list resourceslices", resourceSlicesPath(version), { fieldSelector }, page)
+
       const patchNodeLabels = (node: string, labels: LabelPatch) =>
         call("patch node", {
           method: "PATCH",
@@ -169,6 +194,7 @@ export class KubeApi extends Context.Service<
             allowWatchBookmarks: true,
             timeoutSeconds: request.timeoutSeconds,
             labelSelector: request.labelSelector,
+            fieldSelector: request.fieldSelector,
           })
         const response = yield* Effect.tryPromise({
           try: async (interrupted) => {
@@ -215,7 +241,16 @@ export class KubeApi extends Context.Service<
         return socket
       })
 
-      return KubeApi.of({ origin, listPods, listNodes, watch, patchNodeLabels, exec })
+      return KubeApi.of({
+        origin,
+        listPods,
+        listNodes,
+        apiGroupVersions,
+        listResourceSlices,
+        watch,
+        patchNodeLabels,
+        exec,
+      })
     })
 }
 
@@ -316,4 +351,15 @@ const resourceVersionOf = (body: unknown): string => {
   }
   const version = metadata.metadata?.resourceVersion
   return typeof version === "string" ? version : ""
+}
+
+/** The `version`s of an APIGroup answer (`{versions: [{groupVersion, version}]}`). */
+const groupVersionsOf = (body: unknown): ReadonlyArray<string> => {
+  const group = (typeof body === "object" && body !== null ? body : {}) as {
+    readonly versions?: ReadonlyArray<{ readonly version?: unknown }> | null
+  }
+  if (!Array.isArray(group.versions)) return []
+  return group.versions.flatMap((entry: { readonly version?: unknown }) =>
+    typeof entry?.version === "string" ? [entry.version] : [],
+  )
 }
