@@ -2,6 +2,15 @@ import { describe, expect, it } from "vitest"
 import { CommandLineError, parseSimulatorCommand } from "../src/SimulatorCommandLine.ts"
 
 describe("the simulator's command line", () => {
+  it("runs the DRA driver with --dra, and takes the dra-mismatch fault's probability", () => {
+    expect(parseSimulatorCommand(["--dra", "--nodes", "20", "--fault-dra-mismatch", "0.05"])).toEqual({
+      help: false,
+      options: { dra: true, nodes: 20, faults: { draMismatch: 0.05 } },
+    })
+    expect(parseSimulatorCommand(["--nodes", "2"])).toEqual({ help: false, options: { nodes: 2 } })
+    expect(() => parseSimulatorCommand(["--fault-dra-mismatch", "2"])).toThrow(CommandLineError)
+  })
+
   it("turns flags into cluster options", () => {
     expect(
       parseSimulatorCommand([
