@@ -187,8 +187,7 @@ export const parseCsvReading = (
   if (isHeader(firstCells, 1)) {
     return readRows(lines, first + 1, firstCells.map(columnOf), preambleFailures)
   }
-  const fields =
-    options.fields ?? (firstCells.length === fullQueryFields.length ? fullQueryFields : gpuQueryFields)
+  const fields = options.fields ?? (firstCells.length === fullQueryFields.length ? fullQueryFields : gpuQueryFields)
   if (firstCells.length === fields.length || firstCells.some((cell) => gpuConditionOf(cell) !== undefined)) {
     return readRows(lines, first, fields.map(columnOf), preambleFailures)
   }

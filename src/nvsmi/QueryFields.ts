@@ -79,6 +79,20 @@ export const healthFieldGroups: ReadonlyArray<HealthFieldGroup> = [
   { name: "vbios", spellings: [["vbios_version"]] },
 ]
 
+/** The first driver branch whose `--query-gpu` knows `fabric.health.summary` (the 570 GB200 capture has no summary). */
+export const fabricSummaryDriverBranch = 580
+
+const refusedBeforeFabricSummary: ReadonlySet<string> = new Set(["fabric.health.summary"])
+const nothingRefused: ReadonlySet<string> = new Set()
+
+/**
+ * The health fields a node's driver branch (GPU Feature Discovery's `nvidia.com/cuda.driver.major` label)
+ * is known to refuse, so that its first reading asks without them; a branch that refuses more is learnt
+ * from its first refusal.
+ */
+export const refusedFieldsForDriverBranch = (branch: number | undefined): ReadonlySet<string> =>
+  branch !== undefined && branch < fabricSummaryDriverBranch ? refusedBeforeFabricSummary : nothingRefused
+
 /** Every health field in any spelling. */
 export const healthQueryFields: ReadonlySet<string> = new Set(
   healthFieldGroups.flatMap((group) => group.spellings.flat()),

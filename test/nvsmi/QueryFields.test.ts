@@ -5,6 +5,7 @@ import {
   healthFieldGroups,
   healthQueryFields,
   queryFieldsFor,
+  refusedFieldsForDriverBranch,
 } from "../../src/nvsmi/QueryFields.ts"
 import { queryPropertyNames } from "../../src/nvsmi/QueryPropertyNames.ts"
 
@@ -35,5 +36,13 @@ describe("--query-gpu field groups", () => {
     const bothSpellings = new Set([...refused, "clocks_throttle_reasons.hw_slowdown", "fabric.state"])
     expect(droppedHealthGroups(bothSpellings)).toStrictEqual(["remapped-rows", "clock-events", "fabric"])
     expect(queryFieldsFor(bothSpellings)).toContain("vbios_version")
+  })
+
+  it("asks a node labelled with a driver before 580 without the fabric health summary, and the others for it", () => {
+    expect([...refusedFieldsForDriverBranch(570)]).toStrictEqual(["fabric.health.summary"])
+    expect(queryFieldsFor(refusedFieldsForDriverBranch(575))).toContain("fabric.state")
+    expect(refusedFieldsForDriverBranch(580).size).toBe(0)
+    expect(refusedFieldsForDriverBranch(undefined).size).toBe(0)
+    expect(droppedHealthGroups(refusedFieldsForDriverBranch(570))).toStrictEqual([])
   })
 })

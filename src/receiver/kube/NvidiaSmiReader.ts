@@ -16,7 +16,12 @@ import { parseCsvReading } from "../../nvsmi/CsvReadingParser.ts"
 import { execArgvFor, type NvidiaSmiBinary, plainNvidiaSmi } from "../../nvsmi/ExecArgv.ts"
 import { type NvsmiError, OutputTooLarge } from "../../nvsmi/NvsmiError.ts"
 import type { OutputFormat } from "../../nvsmi/OutputFormat.ts"
-import { droppedHealthGroups, healthQueryFields, queryFieldsFor } from "../../nvsmi/QueryFields.ts"
+import {
+  droppedHealthGroups,
+  healthQueryFields,
+  queryFieldsFor,
+  refusedFieldsForDriverBranch,
+} from "../../nvsmi/QueryFields.ts"
 import { XmlReadingParser } from "../../nvsmi/XmlReadingParser.ts"
 import type { DevicePluginPod } from "./DevicePluginPod.ts"
 import { runInPod } from "./PodExec.ts"
@@ -87,14 +92,13 @@ interface Run {
 /** One run for the format, one per health field a driver may refuse, one after an XML fall-back. */
 const maxRunsPerReading = healthQueryFields.size + 2
 
-const noRefusedFields: ReadonlySet<string> = new Set()
-
 /**
  * Reads nodes with the nvidia-smi strategy of `nvsmi/Command`: `xml` streams `-q -x` into the strict
  * parser as it arrives, `csv` collects the `--query-gpu` output, `auto` starts with CSV and, on a driver
  * that lacks an identity field, runs XML at once and remembers that for the node; a node labelled with a
  * driver branch older than the platform fields starts with XML. A health field the driver refuses is left
- * out with its group, at once and for the node's later readings, so a reading is one exec once settled.
+ * out with its group, at once and for the node's later readings, so a reading is one exec once settled; a
+ * node labelled with a branch known to refuse one is asked without it from the first run.
  */
 export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   const formats = new Map<string, OutputFormat>()
@@ -144,7 +148,7 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   ) {
     const node = pod.nodeName
     let remembered = formats.get(node) ?? formatForDriverBranch(driverBranch)
-    let refused = refusedFields.get(node) ?? noRefusedFields
+    let refused = refusedFields.get(node) ?? refusedFieldsForDriverBranch(driverBranch)
     for (let attempt = 0; attempt < maxRunsPerReading; attempt++) {
       const format = queryFormatFor(options.mode, remembered)
       const finished = yield* run(pod, format, refused, deadlineMillis)
