@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -54,6 +54,63 @@ describe("gpu-serials demo", () => {
     const known = /GPUs (\d+) known now \((\d+) ever read\)/.exec(summary)
     expect(Number(known?.[1])).toBe(added)
     expect(Number(known?.[2])).toBe(added)
+  }, 30_000)
+
+  it("with --dra reads the DRA driver's kubelet-plugin pods, and its records are the GPUs the ResourceSlices list", async () => {
+    const demo = spawn(process.execPath, [upToDateCompiledCli(), "demo", "--dra", "--duration", "8s"], {
+      cwd: repositoryRoot,
+      env: { PATH: process.env.PATH ?? "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    let stdout = ""
+    let stderr = ""
+    demo.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    demo.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const exited = new Promise<number | null>((resolve) => demo.once("exit", (code) => resolve(code)))
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const kubeconfigOf = () =>
+      /--kubeconfig (\S+) get resourceslices --field-selector spec\.driver=gpu\.nvidia\.com\n/.exec(stderr)?.[1]
+    for (let tries = 0; tries < 100 && kubeconfigOf() === undefined; tries++) await sleep(100)
+    const kubeconfig = kubeconfigOf()
+    expect(kubeconfig, stderr).toBeDefined()
+    const kubectl = (args: ReadonlyArray<string>) =>
+      spawnSync("kubectl", ["--kubeconfig", kubeconfig ?? "", ...args], { encoding: "utf8", timeout: 10_000 })
+    interface Slice {
+      readonly spec: {
+        readonly driver: string
+        readonly devices: ReadonlyArray<{ readonly attributes: Readonly<Record<string, { readonly string?: string }>> }>
+      }
+    }
+    let slices: ReadonlyArray<Slice> = []
+    for (let tries = 0; tries < 50 && slices.length === 0; tries++) {
+      const listed = kubectl(["get", "resourceslices", "--field-selector", "spec.driver=gpu.nvidia.com", "-o", "json"])
+      expect(listed.status, listed.stderr).toBe(0)
+      slices = (JSON.parse(listed.stdout) as { items: ReadonlyArray<Slice> }).items
+      if (slices.length === 0) await sleep(100)
+    }
+    expect(await exited).toBe(0)
+    expect(stderr).toContain("GPUs allocated through NVIDIA's DRA driver")
+    // A full GPU by its uuid, a GPU in MIG mode by its MIG devices' parentUUID.
+    const sliceGpus = new Set(
+      slices.flatMap((slice) =>
+        slice.spec.devices.map((device) =>
+          device.attributes.type?.string === "mig"
+            ? device.attributes.parentUUID?.string
+            : device.attributes.uuid?.string,
+        ),
+      ),
+    )
+    expect(slices.every((slice) => slice.spec.driver === "gpu.nvidia.com")).toBe(true)
+    const records = jsonLines(stdout)
+    expect(records.length).toBeGreaterThan(20)
+    expect(records.every((record) => String(record.source).startsWith("nvidia-dra-driver-gpu/"))).toBe(true)
+    expect(new Set(records.map((record) => record.uuid))).toEqual(sliceGpus)
+    // The node whose driver is broken runs no plugin that publishes: no slice, no record, its error reported.
+    expect(stderr).toMatch(/\n {4}driver-not-loaded: 1 node \(/)
   }, 30_000)
 
   it("says which exporter never reached its sink, and exits 1", () => {

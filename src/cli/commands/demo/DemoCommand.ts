@@ -36,6 +36,7 @@ const demoOptions: CommandLineSpec = {
     seed: "value",
     "exec-latency": "value",
     "postgres-url": "value",
+    dra: "switch",
   },
   others: "passed-on",
 }
@@ -53,8 +54,9 @@ const demoHealthStageSeconds = 8
  * The demo's config object, under the user's config file, environment and flags: the simulated
  * cluster's kubeconfig, the cluster name, a short removal grace, a short shutdown, the health server on the loopback
  * interface (a workstation) at a free port, the demo's HTTP receiver as the http exporter's endpoint,
- * the postgres exporter's database when one is given, its tables created, and a short resync when GPU
- * health faults are on (nodes are otherwise read only when their device-plugin pod changes).
+ * the postgres exporter's database when one is given, its tables created, a short resync when GPU
+ * health faults are on (nodes are otherwise read only when their device-plugin pod changes), and DRA
+ * discovery when the simulated cluster runs NVIDIA's DRA driver.
  */
 const demoConfig = (options: {
   readonly kubeconfigPath: string
@@ -62,12 +64,14 @@ const demoConfig = (options: {
   readonly httpEndpoint: string
   readonly postgresUrl: string | undefined
   readonly healthFaults: boolean
+  readonly dra: boolean
 }) => ({
   cluster: { name: "demo" },
   receivers: {
     kube_exec: {
       kubeconfig: options.kubeconfigPath,
       ...(options.healthFaults ? { resync: demoHealthResync } : {}),
+      ...(options.dra ? { discovery: "dra" } : {}),
     },
   },
   processors: { inventory: { removalGrace: demoRemovalGrace } },
@@ -131,6 +135,8 @@ interface DemoSettings {
   readonly churn: number
   readonly seed: string
   readonly execLatencyMs?: number
+  /** NVIDIA's DRA driver instead of the device plugin: ResourceSlices and kubelet-plugin pods. */
+  readonly dra: boolean
 }
 
 const demoSettings = (options: ReadonlyMap<string, string>) => {
@@ -161,6 +167,7 @@ const demoSettings = (options: ReadonlyMap<string, string>) => {
     healthFaults: number("fault-health", 0, (value) => value >= 0 && value <= 1, "a share from 0 to 1"),
     churn: number("churn", 0, (value) => value >= 0 && value <= 600, "0 to 600 per minute"),
     seed: options.get("seed") ?? "gpu-serials",
+    dra: options.has("dra"),
     ...(execLatencyMs === undefined ? {} : { execLatencyMs }),
   }
   return { settings, problems }
@@ -174,6 +181,7 @@ const startCluster = (simulator: Simulator, settings: DemoSettings) =>
           nodes: settings.nodes,
           seed: settings.seed,
           clusterName: "demo",
+          dra: settings.dra,
           // A fleet that shows every identity case in 8 nodes; larger demos follow the same proportions.
           modelMix: { "gb200-nvl72": 2, "h100-hgx": 2, "a100-mig": 1, t4: 1, rtx4090: 1, "broken-driver": 1 },
           ...(settings.execLatencyMs === undefined ? {} : { execLatency: settings.execLatencyMs }),
@@ -232,8 +240,12 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
     Effect.gen(function* () {
       const cluster = yield* startCluster(simulator.success, settings)
       yield* io.stderr(
-        `simulated cluster at ${cluster.url} with ${cluster.nodeNames().length} GPU nodes\n` +
-          `  kubectl --kubeconfig ${cluster.kubeconfigPath} get pods -n ${cluster.namespace}\n`,
+        `simulated cluster at ${cluster.url} with ${cluster.nodeNames().length} GPU nodes` +
+          `${settings.dra ? ", GPUs allocated through NVIDIA's DRA driver" : ""}\n` +
+          `  kubectl --kubeconfig ${cluster.kubeconfigPath} get pods -n ${cluster.namespace}\n` +
+          (settings.dra
+            ? `  kubectl --kubeconfig ${cluster.kubeconfigPath} get resourceslices --field-selector spec.driver=gpu.nvidia.com\n`
+            : ""),
       )
       const httpReceiver = yield* DemoHttpReceiver.start
       // The simulated cluster, not the one a KUBECONFIG variable of the shell points at; --kubeconfig still can.
@@ -245,6 +257,7 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
           httpEndpoint: httpReceiver.url,
           postgresUrl: commandLine.options.get("postgres-url"),
           healthFaults: settings.healthFaults > 0,
+          dra: settings.dra,
         }),
         env,
       }).pipe(Effect.result)

@@ -2,7 +2,8 @@ import { settingFlagsHelp } from "../run/RunUsage.ts"
 
 /** The help of `gpu-serials demo`. */
 export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--fault-health R]
-                        [--churn R] [--seed S] [--exec-latency D] [--postgres-url URL] [SETTING FLAGS]
+                        [--churn R] [--seed S] [--exec-latency D] [--postgres-url URL] [--dra]
+                        [SETTING FLAGS]
 
 Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU
 nodes whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on
@@ -32,6 +33,9 @@ runs on 127.0.0.1, counted in the summary, unless --http-endpoint or HTTP_ENDPOI
   --exec-latency D   nvidia-smi run time in the simulated pods (default: median 150ms, p99 600ms)
   --postgres-url URL database of the postgres exporter (--exporter stdout,postgres), its tables
                      created when missing; e.g. postgres://127.0.0.1:5432/test?sslmode=disable
+  --dra              GPUs allocated through NVIDIA's DRA driver: the cluster serves ResourceSlices of
+                     gpu.nvidia.com and runs the driver's kubelet-plugin pods instead of device-plugin
+                     pods, and the service runs with DISCOVERY=dra unless --discovery says otherwise
 
 Setting flags are those of 'gpu-serials run' (the demo sets --cluster-name demo and --kubeconfig):
 ${settingFlagsHelp}
