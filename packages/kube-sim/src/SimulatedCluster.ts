@@ -7,11 +7,19 @@ import { ApiClients } from "./api/ApiClients.ts"
 import type { ApiRequestFacts } from "./api/ApiServer.ts"
 import { ApiServer } from "./api/ApiServer.ts"
 import { type ApiError, forbidden } from "./api/ApiStatus.ts"
-import { draServerVersion } from "./api/Discovery.ts"
+import { draServerVersion, type ServerVersion, v1beta2ServerVersion } from "./api/Discovery.ts"
 import type { JsonObject } from "./api/Json.ts"
 import type { DeletionPolicy } from "./api/ObjectWrites.ts"
 import { OpenWatches } from "./api/OpenWatches.ts"
-import { allKinds, draKinds, namespaces, nodes, pods, resourceSlices } from "./api/ResourceKind.ts"
+import {
+  allKinds,
+  draKinds,
+  namespaces,
+  nodes,
+  pods,
+  type ResourceApiVersion,
+  resourceSlices,
+} from "./api/ResourceKind.ts"
 import { ResourceStore } from "./api/ResourceStore.ts"
 import { Fleet } from "./catalog/Fleet.ts"
 import type { FleetModelName } from "./catalog/GpuModel.ts"
@@ -272,6 +280,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
   const clients = new ApiClients(token)
   const openWatches = new OpenWatches()
   const watchRandom = root.fork("watch")
+  const release = dra ? releaseServing(options.draApiVersions ?? ["v1"]) : undefined
   const api = await ApiServer.listen(
     {
       store,
@@ -283,8 +292,8 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       deletion: (kind) => (kind === pods ? daemonSet.deletion : immediateDeletion(store)),
       exec,
       now,
-      kinds: dra ? draKinds : allKinds,
-      ...(dra ? { version: draServerVersion } : {}),
+      kinds: dra ? draKinds(options.draApiVersions) : allKinds,
+      ...(release === undefined ? {} : { version: release }),
     },
     options.port ?? 0,
   )
@@ -493,6 +502,10 @@ const sliceWriteRefusal = (facts: ApiRequestFacts): ApiError | undefined =>
         facts.group,
       )
     : undefined
+
+/** The release that serves these `resource.k8s.io` versions at the newest. */
+const releaseServing = (versions: ReadonlyArray<ResourceApiVersion>): ServerVersion | undefined =>
+  versions.includes("v1") ? draServerVersion : versions.includes("v1beta2") ? v1beta2ServerVersion : undefined
 
 const metadataName = (object: JsonObject): string =>
   typeof object.metadata === "object" && object.metadata !== null && !Array.isArray(object.metadata)

@@ -1,3 +1,4 @@
+import type { ResourceApiVersion } from "./api/ResourceKind.ts"
 import type { ModelMix } from "./catalog/Fleet.ts"
 import type { ChurnRates } from "./cluster/Churn.ts"
 import type { PodTimings } from "./cluster/DevicePluginDaemonSet.ts"
@@ -13,6 +14,11 @@ export interface SimulatedClusterOptions {
    * `gpu.nvidia.com`. Default false.
    */
   readonly dra?: boolean
+  /**
+   * With `dra`, the `resource.k8s.io` versions served (the API server converts between them); the
+   * reported release follows the newest: 1.34 with `v1`, 1.33 with `v1beta2`, else 1.32. Default all three.
+   */
+  readonly draApiVersions?: ReadonlyArray<ResourceApiVersion>
   /** Number of GPU nodes, each with one device-plugin pod. Default 12. */
   readonly nodes?: number
   /** Relative weights of GPU models (`h100-hgx`, `gb200-nvl72`, `a100-mig`, `t4`, `l40s`, `rtx4090`, `broken-driver`). */

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util"
+import type { ResourceApiVersion } from "./api/ResourceKind.ts"
 import type { ModelMix } from "./catalog/Fleet.ts"
 import { type FleetModelName, fleetModelNames } from "./catalog/GpuModel.ts"
 import type { ChurnRates } from "./cluster/Churn.ts"
@@ -13,6 +14,7 @@ Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1, writes its kube
 
   --nodes N                   GPU nodes (default 12)
   --dra                       run NVIDIA's DRA driver (ResourceSlices, kubelet-plugin pods) instead of the device plugin
+  --dra-api-versions V,...    resource.k8s.io versions served with --dra: v1, v1beta2, v1beta1 (default all)
   --seed TEXT                 same seed, same cluster (default gpu-serials)
   --model-mix M=W,...         weights of ${fleetModelNames.join(", ")}
   --exec-latency L            nvidia-smi run time: 200ms | 100ms-300ms | p50=150ms,p99=600ms
@@ -88,6 +90,7 @@ const textFlags = [
   "fault-driver-failure-time",
   "fault-health-stage-time",
   "ledger",
+  "dra-api-versions",
 ] as const
 
 export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCommand => {
@@ -163,6 +166,7 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
 
   const options: Record<string, unknown> = {
     dra: values.dra === true ? true : undefined,
+    draApiVersions: draApiVersionsOf(text("dra-api-versions")),
     nodes: number("nodes"),
     port: number("port"),
     historyLimit: number("history"),
@@ -181,6 +185,16 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
   }
   const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
   return { help: false, options: defined as SimulatedClusterOptions }
+}
+
+const draApiVersionsOf = (value: string | undefined): ReadonlyArray<ResourceApiVersion> | undefined => {
+  if (value === undefined) return undefined
+  const known: ReadonlyArray<string> = ["v1", "v1beta2", "v1beta1"]
+  const versions = value.split(",").map((version) => version.trim())
+  for (const version of versions)
+    if (!known.includes(version))
+      throw new CommandLineError(`--dra-api-versions: unknown version "${version}"; known: ${known.join(", ")}`)
+  return versions as ReadonlyArray<ResourceApiVersion>
 }
 
 const secondsOf = (milliseconds: number | undefined): number | undefined =>

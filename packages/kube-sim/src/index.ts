@@ -1,5 +1,6 @@
 /** The simulated Kubernetes cluster of GPU nodes: what tests, benchmarks and `gpu-serials demo` start. */
 export type { AccessDenial } from "./api/AccessRules.ts"
+export type { ResourceApiVersion } from "./api/ResourceKind.ts"
 export type { ModelMix } from "./catalog/Fleet.ts"
 export type { FleetModelName } from "./catalog/GpuModel.ts"
 export { fleetModelNames } from "./catalog/GpuModel.ts"

@@ -4,6 +4,8 @@ import {
   Exec,
   KubeConfig,
   ResourceV1Api,
+  ResourceV1beta1Api,
+  ResourceV1beta2Api,
   type V1ResourceSlice,
   type V1Status,
   Watch,
@@ -97,7 +99,7 @@ describe("a cluster with NVIDIA's DRA driver", () => {
     return name
   }
 
-  it("serves resource.k8s.io/v1 in discovery, with resourceslices cluster-scoped", async () => {
+  it("serves resource.k8s.io (v1 preferred, v1beta2, v1beta1) in discovery, with resourceslices cluster-scoped", async () => {
     const get = async (path: string) => {
       const response = await fetch(`${cluster.url}${path}`, { headers: { Authorization: `Bearer ${cluster.token}` } })
       return { status: response.status, body: (await response.json()) as Record<string, unknown> }
@@ -105,7 +107,11 @@ describe("a cluster with NVIDIA's DRA driver", () => {
     const groups = await get("/apis")
     expect(groups.body.groups).toContainEqual({
       name: "resource.k8s.io",
-      versions: [{ groupVersion: "resource.k8s.io/v1", version: "v1" }],
+      versions: [
+        { groupVersion: "resource.k8s.io/v1", version: "v1" },
+        { groupVersion: "resource.k8s.io/v1beta2", version: "v1beta2" },
+        { groupVersion: "resource.k8s.io/v1beta1", version: "v1beta1" },
+      ],
       preferredVersion: { groupVersion: "resource.k8s.io/v1", version: "v1" },
     })
     const list = await get("/apis/resource.k8s.io/v1")
@@ -408,6 +414,51 @@ describe("the dra-mismatch fault", () => {
       )
       const slice = (await resources.listResourceSlice({ fieldSelector: `spec.nodeName=${node}` })).items[0]
       expect(slice?.spec.devices).toHaveLength(cluster.node(node)?.gpus.length ?? -1)
+    } finally {
+      await cluster.close()
+    }
+  })
+
+  it("serves the slices through v1beta2 and v1beta1 too, v1beta1 with each device under basic", async () => {
+    const cluster = await startSimulatedCluster({ dra: true, nodes: 2, execLatency: 0, modelMix: { "a100-mig": 1 } })
+    try {
+      const config = new KubeConfig()
+      config.loadFromFile(cluster.kubeconfigPath)
+      const v1 = (await config.makeApiClient(ResourceV1Api).listResourceSlice({ fieldSelector: driver })).items
+      const beta2 = (await config.makeApiClient(ResourceV1beta2Api).listResourceSlice({ fieldSelector: driver })).items
+      const beta1 = (await config.makeApiClient(ResourceV1beta1Api).listResourceSlice({ fieldSelector: driver })).items
+      expect(beta2.map((slice) => slice.apiVersion)).toEqual(v1.map(() => "resource.k8s.io/v1beta2"))
+      expect(beta2.map((slice) => slice.spec.devices)).toEqual(v1.map((slice) => slice.spec.devices))
+      expect(beta1.map((slice) => slice.metadata?.resourceVersion)).toEqual(
+        v1.map((slice) => slice.metadata?.resourceVersion),
+      )
+      for (const [index, slice] of beta1.entries()) {
+        const devices = v1[index]?.spec.devices ?? []
+        expect(slice.spec.devices?.map((device) => device.name)).toEqual(devices.map((device) => device.name))
+        expect(slice.spec.devices?.map((device) => device.basic?.attributes)).toEqual(
+          devices.map((device) => device.attributes),
+        )
+      }
+    } finally {
+      await cluster.close()
+    }
+  })
+
+  it("serves only the versions asked for, and reports the release that serves them", async () => {
+    const cluster = await startSimulatedCluster({ dra: true, draApiVersions: ["v1beta1"], nodes: 1, execLatency: 0 })
+    try {
+      const get = async (path: string) => {
+        const response = await fetch(`${cluster.url}${path}`, { headers: { Authorization: `Bearer ${cluster.token}` } })
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+      }
+      expect((await get("/apis/resource.k8s.io/v1/resourceslices")).status).toBe(404)
+      expect((await get("/apis/resource.k8s.io")).body.versions).toEqual([
+        { groupVersion: "resource.k8s.io/v1beta1", version: "v1beta1" },
+      ])
+      expect((await get("/version")).body.minor).toBe("32")
+      const list = await get("/apis/resource.k8s.io/v1beta1/resourceslices")
+      expect(list.body.apiVersion).toBe("resource.k8s.io/v1beta1")
+      expect(list.body.items).toHaveLength(1)
     } finally {
       await cluster.close()
     }

@@ -23,6 +23,7 @@ import { type DiscoveryRoute, type ResourceRoute, routeOf } from "./RequestRoute
 import { allKinds, type ResourceKind } from "./ResourceKind.ts"
 import type { ResourceStore, StoredObject } from "./ResourceStore.ts"
 import { rejectUpgrade } from "./UpgradeRejection.ts"
+import { asServed } from "./VersionConversion.ts"
 import { serveWatch } from "./WatchStream.ts"
 
 /** What the fault plan sees of a request before it is served. */
@@ -233,7 +234,7 @@ export class ApiServer {
               this.options.now(),
             ),
           )
-        else this.sendText(response, 200, stored.bytes)
+        else this.sendText(response, 200, asServed(route.kind, stored).bytes)
         return
       }
       case "list": {

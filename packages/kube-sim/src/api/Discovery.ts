@@ -27,6 +27,19 @@ export const serverVersion: ServerVersion = {
   platform: "linux/amd64",
 }
 
+/** The release of a cluster that serves `resource.k8s.io/v1beta2` but not v1 (1.33 is the first with it). */
+export const v1beta2ServerVersion: ServerVersion = {
+  major: "1",
+  minor: "33",
+  gitVersion: "v1.33.5",
+  gitCommit: "7d4a8ba6e6a0d1cc4a5a4b4de0bbe42b2a2c9b3d",
+  gitTreeState: "clean",
+  buildDate: "2025-09-09T19:43:34Z",
+  goVersion: "go1.24.6",
+  compiler: "gc",
+  platform: "linux/amd64",
+}
+
 /** The release a cluster with DRA reports: 1.34 is the first to serve `resource.k8s.io/v1`. */
 export const draServerVersion: ServerVersion = {
   major: "1",
@@ -51,10 +64,12 @@ const groupsOf = (kinds: ReadonlyArray<ResourceKind>): string[] => [
   ...new Set(kinds.map((kind) => kind.group).filter((group) => group !== "")),
 ]
 
-const groupVersion = (group: string, kinds: ReadonlyArray<ResourceKind>): JsonObject => {
-  const version = kinds.find((kind) => kind.group === group)?.version ?? "v1"
-  return { groupVersion: `${group}/${version}`, version }
-}
+const groupVersion = (group: string, version: string): JsonObject => ({ groupVersion: `${group}/${version}`, version })
+
+/** The versions of a group, in the order the kinds list them (the preferred one first). */
+const versionsOf = (group: string, kinds: ReadonlyArray<ResourceKind>): string[] => [
+  ...new Set(kinds.filter((kind) => kind.group === group).map((kind) => kind.version)),
+]
 
 /** `GET /apis/<group>`; undefined for a group the server does not serve. */
 export const apiGroup = (group: string, kinds: ReadonlyArray<ResourceKind> = allKinds): JsonObject | undefined =>
@@ -63,8 +78,8 @@ export const apiGroup = (group: string, kinds: ReadonlyArray<ResourceKind> = all
         kind: "APIGroup",
         apiVersion: "v1",
         name: group,
-        versions: [groupVersion(group, kinds)],
-        preferredVersion: groupVersion(group, kinds),
+        versions: versionsOf(group, kinds).map((version) => groupVersion(group, version)),
+        preferredVersion: groupVersion(group, versionsOf(group, kinds)[0] ?? "v1"),
       }
     : undefined
 

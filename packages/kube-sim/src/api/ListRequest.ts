@@ -7,6 +7,7 @@ import type { LabelSelector } from "./LabelSelector.ts"
 import { apiVersionOf, type ResourceKind } from "./ResourceKind.ts"
 import type { ResourceStore, StoredObject } from "./ResourceStore.ts"
 import { tableParts } from "./TableView.ts"
+import { asServed } from "./VersionConversion.ts"
 
 export interface ListRequest {
   readonly kind: ResourceKind
@@ -61,7 +62,7 @@ export const serveList = (request: ListRequest, store: ResourceStore, now: Date)
       remaining++
       continue
     }
-    selected.push(stored)
+    selected.push(asServed(kind, stored))
   }
   if (remaining > 0) continueAfter = selected[selected.length - 1]?.key ?? ""
   const metadata: JsonObject = { resourceVersion: String(revision) }

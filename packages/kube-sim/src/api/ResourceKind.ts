@@ -22,6 +22,11 @@ export interface ResourceKind {
   }>
   /** Field-selector labels this resource supports beyond `metadata.name` and `metadata.namespace`. */
   readonly fields: Readonly<Record<string, FieldReader>>
+  /**
+   * For a resource also served in an older version: turns a stored object (a fresh copy, which it may
+   * change) into this version's shape. Absent for the version objects are stored in.
+   */
+  readonly convert?: (object: JsonObject) => JsonObject
 }
 
 export const apiVersionOf = (kind: ResourceKind): string =>
@@ -141,11 +146,53 @@ export const resourceSlices: ResourceKind = {
   },
 }
 
+/** `resource.k8s.io/v1beta2` (Kubernetes 1.33): the same shape as v1. */
+export const resourceSlicesV1beta2: ResourceKind = {
+  ...resourceSlices,
+  version: "v1beta2",
+  convert: (object) => ({ ...object, apiVersion: "resource.k8s.io/v1beta2" }),
+}
+
+/** `resource.k8s.io/v1beta1` (Kubernetes 1.32): each device's attributes and capacity sit under `basic`. */
+export const resourceSlicesV1beta1: ResourceKind = {
+  ...resourceSlices,
+  version: "v1beta1",
+  convert: (object) => {
+    const spec = object.spec
+    if (isJsonObject(spec) && Array.isArray(spec.devices))
+      spec.devices = spec.devices.map((device) => {
+        if (!isJsonObject(device)) return device
+        const { name, ...basic } = device
+        return { name: name ?? "", basic }
+      })
+    return { ...object, apiVersion: "resource.k8s.io/v1beta1" }
+  },
+}
+
+/** The versions of `resource.k8s.io` a simulated cluster can serve, newest first. */
+export type ResourceApiVersion = "v1" | "v1beta2" | "v1beta1"
+
+const resourceSliceVersions: Readonly<Record<ResourceApiVersion, ResourceKind>> = {
+  v1: resourceSlices,
+  v1beta2: resourceSlicesV1beta2,
+  v1beta1: resourceSlicesV1beta1,
+}
+
 /** The resources every simulated cluster serves. */
 export const allKinds: ReadonlyArray<ResourceKind> = [pods, nodes, namespaces, leases]
 
-/** The resources a cluster with Dynamic Resource Allocation serves: the base ones and `resource.k8s.io`. */
-export const draKinds: ReadonlyArray<ResourceKind> = [...allKinds, resourceSlices]
+/**
+ * The resources a cluster with Dynamic Resource Allocation serves: the base ones and ResourceSlices in
+ * the given `resource.k8s.io` versions, listed newest first as discovery prefers them.
+ */
+export const draKinds = (
+  versions: ReadonlyArray<ResourceApiVersion> = ["v1", "v1beta2", "v1beta1"],
+): ReadonlyArray<ResourceKind> => [
+  ...allKinds,
+  ...(["v1", "v1beta2", "v1beta1"] as const)
+    .filter((version) => versions.includes(version))
+    .map((version) => resourceSliceVersions[version]),
+]
 
 export const labelsOf = (object: JsonObject): Record<string, string> => {
   const metadata = object.metadata

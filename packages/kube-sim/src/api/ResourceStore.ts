@@ -133,7 +133,7 @@ export class ResourceStore {
     for (let index = this.history.length - 1; index >= 0; index--) {
       const event = this.history[index]
       if (event === undefined || event.resourceVersion <= revision) break
-      if (event.current.kind !== kind) continue
+      if (event.current.kind.resource !== kind.resource) continue
       if (event.type === "ADDED") objects.delete(event.current.key)
       else if (event.previous !== undefined) objects.set(event.previous.key, event.previous)
     }
@@ -162,7 +162,7 @@ export class ResourceStore {
     const result: StoreEvent[] = []
     for (let index = low; index < this.history.length; index++) {
       const event = this.history[index]
-      if (event !== undefined && event.current.kind === kind) result.push(event)
+      if (event !== undefined && event.current.kind.resource === kind.resource) result.push(event)
     }
     return result
   }

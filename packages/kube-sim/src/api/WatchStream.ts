@@ -7,6 +7,7 @@ import type { OpenWatches } from "./OpenWatches.ts"
 import { apiVersionOf, type ResourceKind } from "./ResourceKind.ts"
 import type { ResourceStore, StoredObject, StoreEvent } from "./ResourceStore.ts"
 import { renderTable } from "./TableView.ts"
+import { asServed } from "./VersionConversion.ts"
 
 export interface WatchRequest {
   readonly kind: ResourceKind
@@ -61,7 +62,8 @@ export const serveWatch = (request: WatchRequest, response: ServerResponse, envi
     if (response.writableLength > maxBufferedBytes) response.destroy()
   }
 
-  const objectJson = (stored: StoredObject, resourceVersion: number): string => {
+  const objectJson = (original: StoredObject, resourceVersion: number): string => {
+    const stored = asServed(kind, original)
     if (request.representation.table) {
       const table = renderTable(
         kind,
