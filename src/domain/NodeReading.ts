@@ -15,8 +15,11 @@ export interface NodeReading {
   readonly attachedGpus?: number
   /** GPUs the driver listed but could not read. */
   readonly failures: ReadonlyArray<GpuFailure>
-  /** Which output format the reading was parsed from: `nvidia-smi -q -x` or `--query-gpu` CSV. */
-  readonly format: "xml" | "csv"
+  /**
+   * Which output format the reading was parsed from: `nvidia-smi -q -x` or `--query-gpu` CSV; or
+   * `resourceslices` for a DRA node known from the DRA driver's ResourceSlices alone (no exec, no serial).
+   */
+  readonly format: "xml" | "csv" | "resourceslices"
 }
 
 /**

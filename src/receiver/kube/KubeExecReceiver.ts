@@ -4,19 +4,24 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type { Health } from "../../component/Component.ts"
 import { closingBudget, ShutdownDeadline } from "../../component/ShutdownDeadline.ts"
 import type { NodeObservation } from "../../domain/NodeObservation.ts"
 import { defaultInformerOptions, type InformerOptions } from "../../kubeclient/cache/ResourceInformer.ts"
-import type { KubeApi } from "../../kubeclient/rest/KubeApi.ts"
+import type { ResourceSliceVersion } from "../../kubeclient/resource/ResourceSlice.ts"
+import { KubeApi } from "../../kubeclient/rest/KubeApi.ts"
 import type { BackoffPolicy } from "../../kubeclient/workqueue/KeyBackoff.ts"
 import * as WorkQueue from "../../kubeclient/workqueue/WorkQueue.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import type { InventoryFeed } from "../../pipeline/InventoryFeed.ts"
+import { decideFromFacts, discoveryFacts } from "./dra/DiscoveryDecision.ts"
+import * as DraNodes from "./dra/DraNodes.ts"
+import * as DraSlices from "./dra/DraSlices.ts"
 import { defaultFailingNodesOptions, FailingNodes, type FailingNodesOptions } from "./FailingNodes.ts"
 import * as FailureReporting from "./FailureReporting.ts"
-import type { KubeExecConfig } from "./KubeExecConfig.ts"
+import { configForMode, type KubeExecConfig } from "./KubeExecConfig.ts"
 import * as NodeReading from "./NodeReading.ts"
 import * as NvidiaSmiReader from "./NvidiaSmiReader.ts"
 import * as NodeLabeller from "./nodelabels/NodeLabeller.ts"
@@ -84,17 +89,27 @@ export const defaultTuning: KubeExecTuning = {
  * once the feed has ended (see `NodeLabeller`).
  */
 export const make = (
-  config: KubeExecConfig,
+  configured: KubeExecConfig,
   tuning: KubeExecTuning = defaultTuning,
 ): Effect.Effect<KubeExecReceiver, never, Scope.Scope | KubeApi | ServiceMetrics | InventoryFeed> =>
   Effect.gen(function* () {
     const metrics = yield* ServiceMetrics
+    const api = yield* KubeApi
+    const { config, sliceVersion } = yield* discovered(api, configured)
     // Made first, so it closes last: after the outlet ended, once the inventory took what it still held.
     const labeller = config.nodeLabels.enabled
       ? yield* NodeLabeller.make({ prefix: config.nodeLabels.prefix, ...tuning.nodeLabeller })
       : undefined
     const outlet = yield* ObservationOutlet.make(tuning.observationBuffer)
     const queue = yield* WorkQueue.make<string>(tuning.retryBackoff)
+    // With DRA: the slices' informer starts first, so the first list of the cluster holds their nodes.
+    let draNodes: DraNodes.DraNodes | undefined
+    const slices =
+      sliceVersion === undefined
+        ? undefined
+        : yield* DraSlices.start(api, sliceVersion, tuning.informer, (node, devices) =>
+            Effect.suspend(() => draNodes?.identityChanged(node, devices) ?? Effect.void),
+          )
     const reader = NvidiaSmiReader.make({
       mode: config.nvidiaSmi.mode,
       maxOutputBytes: config.nvidiaSmi.maxOutputBytes,
@@ -106,7 +121,7 @@ export const make = (
     yield* metrics.observeFailingNodes(() => failing.failingByKind())
     yield* metrics.workQueueMayGiveUp([...transientKinds])
 
-    const intake = yield* PodIntake.start({
+    const intake: PodIntake.PodIntake = yield* PodIntake.start({
       config,
       informer: tuning.informer,
       queue,
@@ -115,7 +130,24 @@ export const make = (
       forgetFailures: (node) => failing.forget(node),
       labeller,
       now,
+      slices:
+        slices === undefined
+          ? undefined
+          : {
+              synced: slices.synced,
+              isSynced: slices.isSynced,
+              health: slices.health,
+              nodesWithGpus: slices.nodesWithGpus,
+              podGone: (node) => draNodes?.podGone(node) ?? false,
+              nodeGone: (node) => draNodes?.nodeGone(node),
+            },
     })
+    if (slices !== undefined) {
+      const nodes = yield* DraNodes.make({ slices, intake: () => intake, queue, outlet, now })
+      draNodes = nodes
+      yield* metrics.observeSliceOnlyNodes(nodes.sliceOnlyByReason)
+      yield* intake.listed.pipe(Effect.andThen(nodes.listed), Effect.forkScoped)
+    }
     yield* metrics.observeWorkQueueDepth(queue.depth)
     const failures = yield* FailureReporting.make({
       config,
@@ -134,6 +166,7 @@ export const make = (
       failures,
       outlet,
       now,
+      dra: draNodes,
     })
 
     const worker = Effect.gen(function* () {
@@ -173,6 +206,41 @@ export const make = (
       ready: intake.ready,
       isReady: Effect.sync(intake.isReady),
       health: intake.health,
-      readings: failures.readings,
+      readings: draNodes === undefined ? failures.readings : Effect.map(failures.readings, draNodes.readingsHealth),
     }
   })
+
+/**
+ * The config the receiver reads with: `auto` decided against the API (dra when it serves
+ * `resource.k8s.io`, slices of `gpu.nvidia.com` exist and no device-plugin pod matches), logged once with
+ * its reason; and in dra mode the version of `resource.k8s.io` the slices are read in.
+ */
+const discovered = Effect.fnUntraced(function* (api: KubeApi["Service"], configured: KubeExecConfig) {
+  let config = configured
+  let sliceVersion: ResourceSliceVersion | undefined
+  if (configured.discovery === "auto") {
+    const facts = yield* Effect.result(discoveryFacts(api, configured.targets["device-plugin"]))
+    const decision = Result.isSuccess(facts)
+      ? decideFromFacts(facts.success, configured.targets["device-plugin"])
+      : {
+          mode: "device-plugin" as const,
+          reason: `the API server could not be asked (${facts.failure.message})`,
+          sliceVersion: undefined,
+        }
+    yield* Effect.logInfo(`DISCOVERY=auto reads in ${decision.mode} mode: ${decision.reason}`).pipe(
+      Effect.annotateLogs({ discovery: decision.mode, reason: decision.reason }),
+    )
+    config = configForMode(configured, decision.mode)
+    sliceVersion = decision.sliceVersion
+  } else if (configured.discovery === "dra") {
+    const served = yield* Effect.result(DraSlices.servedSliceVersion(api).pipe(Effect.retry(DraSlices.discoveryRetry)))
+    sliceVersion = Result.isSuccess(served) ? served.success : undefined
+    if (sliceVersion === undefined) {
+      yield* Effect.logWarning(
+        "DISCOVERY=dra: no ResourceSlices to read (resource.k8s.io is not served, or discovery failed); reading the kubelet-plugin pods only",
+      ).pipe(Effect.annotateLogs({ discovery: "dra" }))
+    }
+  }
+  if (config.discovery !== "dra") sliceVersion = undefined
+  return { config, sliceVersion }
+})

@@ -7,6 +7,7 @@ import { defectMessage } from "../../log/ShortMessage.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import { nodeRefOf } from "./ClusterNode.ts"
 import { type DevicePluginPod, podRefOf } from "./DevicePluginPod.ts"
+import type { DraNodes } from "./dra/DraNodes.ts"
 import type { FailureReporting } from "./FailureReporting.ts"
 import type { NvidiaSmiReader } from "./NvidiaSmiReader.ts"
 import type { ObservationOutlet } from "./ObservationOutlet.ts"
@@ -22,6 +23,8 @@ export interface NodeReadingOptions {
   readonly failures: FailureReporting
   readonly outlet: ObservationOutlet
   readonly now: Effect.Effect<Date>
+  /** With `DISCOVERY=dra`: readings checked against the node's slices, failures left to them. */
+  readonly dra?: Pick<DraNodes, "checked" | "readFailed" | "readSucceeded"> | undefined
 }
 
 /**
@@ -52,9 +55,15 @@ export const make = Effect.fnUntraced(function* (options: NodeReadingOptions) {
     const outcome = yield* Effect.result(read)
     if (Result.isFailure(outcome)) {
       yield* metrics.readingFinished({ result: "failed", errorKind: outcome.failure.kind })
-      return yield* failures.failed(pod, outcome.failure, deadlineMillis)
+      yield* failures.failed(pod, outcome.failure, deadlineMillis)
+      if (options.dra !== undefined && intake.podCurrent(pod)) {
+        yield* options.dra.readFailed(pod.nodeName, outcome.failure.kind)
+      }
+      return
     }
-    const reading = outcome.success
+    const reading =
+      options.dra === undefined ? outcome.success : yield* options.dra.checked(pod.nodeName, outcome.success)
+    options.dra?.readSucceeded(pod.nodeName)
     const time = yield* now
     yield* metrics.readingFinished({ result: reading.failures.length > 0 ? "partial" : "ok" })
     yield* metrics.readingSucceededAt(time)

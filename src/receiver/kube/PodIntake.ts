@@ -46,6 +46,20 @@ export interface PodIntakeOptions {
   /** Hears every node change first and labels the nodes, when node labels are written. */
   readonly labeller: NodeLabeller | undefined
   readonly now: Effect.Effect<Date>
+  /** With `DISCOVERY=dra`: the NVIDIA driver's ResourceSlices, listed with pods and nodes. */
+  readonly slices?: IntakeSlices | undefined
+}
+
+/** What the intake needs of the DRA driver's ResourceSlices. */
+export interface IntakeSlices {
+  readonly synced: Effect.Effect<void>
+  readonly isSynced: () => boolean
+  readonly health: Effect.Effect<Health>
+  /** Nodes whose slices list GPUs: in the first list, they count as nodes with a pod (their GPUs are there). */
+  readonly nodesWithGpus: () => Iterable<string>
+  /** The node's plugin pod went: true when the node's GPUs stay known (its slices still list them). */
+  readonly podGone: (node: string) => boolean
+  readonly nodeGone: (node: string) => void
 }
 
 const combinedHealth = (healths: ReadonlyArray<Health>): Health => {
@@ -73,6 +87,7 @@ export const start = Effect.fnUntraced(function* (
     const node = change.object
     reader.forget(node.key)
     options.forgetFailures(node.key)
+    options.slices?.nodeGone(node.key)
     return now.pipe(
       Effect.flatMap((time) =>
         outlet.handOff({ _tag: "NodeGone", node: nodeRefOf(node.key, node), time, reason: "node-deleted" }),
@@ -93,6 +108,7 @@ export const start = Effect.fnUntraced(function* (
     reader.forget(pod.nodeName)
     yield* queue.forget(pod.key)
     if (pod.nodeName === "") return
+    if (options.slices?.podGone(pod.nodeName) === true) return
     yield* outlet.handOff({
       _tag: "NodeGone",
       node: nodeRefOf(pod.nodeName, nodes.get(pod.nodeName)),
@@ -155,13 +171,17 @@ export const start = Effect.fnUntraced(function* (
     Effect.forkScoped,
   )
 
-  const ready = Effect.all([nodes.synced, pods.synced], { discard: true })
+  const slices = options.slices
+  const ready = Effect.all([nodes.synced, pods.synced, ...(slices === undefined ? [] : [slices.synced])], {
+    discard: true,
+  })
   const listed = yield* Deferred.make<void>()
   yield* ready.pipe(
     Effect.andThen(now),
     Effect.flatMap((time) => {
       const nodesWithPod = new Set<string>()
       for (const pod of pods.values()) if (pod.nodeName !== "") nodesWithPod.add(pod.nodeName)
+      for (const node of slices?.nodesWithGpus() ?? []) nodesWithPod.add(node)
       const names = new Set<string>()
       for (const node of nodes.values()) names.add(node.key)
       return outlet.handOff({ _tag: "ClusterListed", time, nodes: names, nodesWithPod })
@@ -175,9 +195,11 @@ export const start = Effect.fnUntraced(function* (
     nodes,
     readyPods: () => readyPods,
     ready,
-    isReady: () => nodes.isSynced() && pods.isSynced(),
+    isReady: () => nodes.isSynced() && pods.isSynced() && (slices?.isSynced() ?? true),
     listed: Deferred.await(listed),
-    health: Effect.all([nodes.health, pods.health]).pipe(Effect.map(combinedHealth)),
+    health: Effect.all([nodes.health, pods.health, ...(slices === undefined ? [] : [slices.health])]).pipe(
+      Effect.map(combinedHealth),
+    ),
     podCurrent: (pod) => pods.get(pod.key)?.uid === pod.uid,
   }
 })
