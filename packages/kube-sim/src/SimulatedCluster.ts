@@ -145,7 +145,8 @@ export interface SimulatedCluster {
   restartPod(nodeName: string): string
   /**
    * Moves a GPU board between two nodes (two-GPU modules on GB200); both pods restart unless
-   * `restartPods` is false. Returns the UUIDs that changed node.
+   * `restartPods` is false (with `dra`, both nodes' slices are then republished in place at once).
+   * Returns the UUIDs that changed node.
    */
   swapGpus(
     first: string,
@@ -340,6 +341,10 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       if (swap?.restartPods !== false) {
         daemonSet.restart(first)
         daemonSet.restart(second)
+      } else if (slices !== undefined) {
+        // Without the restarts that republish them, the plugins re-enumerate the boards in place.
+        slices.publish(first)
+        slices.publish(second)
       }
       return moved
     },

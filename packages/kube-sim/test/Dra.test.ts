@@ -302,6 +302,24 @@ describe("a cluster with NVIDIA's DRA driver", () => {
       expect(listed.has(uuid)).toBe(true)
   })
 
+  it("republishes both slices in place at once for a swap without pod restarts", async () => {
+    const first = nodeOf("h100-hgx")
+    const second = nodeOf("h100-hgx", (candidate) => candidate !== first)
+    const names = [cluster.sliceOf(first), cluster.sliceOf(second)]
+    const pods = [cluster.podOf(first), cluster.podOf(second)]
+    const moved = cluster.swapGpus(first, second, { index: 0, restartPods: false })
+    expect(moved.length).toBeGreaterThan(0)
+    expect([cluster.podOf(first), cluster.podOf(second)]).toEqual(pods)
+    for (const [index, node] of [first, second].entries()) {
+      const slice = await sliceOfNode(node)
+      expect(slice?.metadata?.name).toBe(names[index])
+      expect(slice?.spec.pool.generation).toBe(1)
+      expect((slice?.spec.devices ?? []).map((device) => attribute(device, "uuid")).sort()).toEqual(
+        (cluster.node(node)?.gpus ?? []).map((gpu) => gpu.uuid).sort(),
+      )
+    }
+  })
+
   it("runs nvidia-smi in container gpus only from the driver root with libnvidia-ml preloaded", async () => {
     const node = nodeOf("l40s")
     const query = ["--query-gpu=index,serial,uuid,pci.bus_id", "--format=csv,noheader"]
@@ -374,6 +392,72 @@ describe("a cluster with NVIDIA's DRA driver", () => {
       })
       expect(pod.spec?.initContainers?.map((container) => container.name)).toEqual(["init-container"])
       expect(pod.spec?.containers.map((container) => container.name)).toEqual(["compute-domains", "gpus"])
+    }
+  })
+})
+
+describe("churn on a DRA cluster", () => {
+  it("leaves each node's slice listing exactly its GPUs, and no slice of a node that left", async () => {
+    const cluster = await startSimulatedCluster({
+      dra: true,
+      nodes: 8,
+      execLatency: 0,
+      modelMix: { "h100-hgx": 1, "a100-mig": 1 },
+      podTimings: { startMs: 10, readyMs: 10, terminationMs: 10 },
+      churn: {
+        podRestartsPerMinute: 600,
+        nodeJoinsPerMinute: 120,
+        nodeLeavesPerMinute: 120,
+        gpuSwapsPerMinute: 600,
+        readinessFlapsPerMinute: 0,
+      },
+    })
+    try {
+      const config = new KubeConfig()
+      config.loadFromFile(cluster.kubeconfigPath)
+      const resources = config.makeApiClient(ResourceV1Api)
+      await eventually(
+        "churn to join, remove and swap",
+        () => {
+          const kinds = new Set(cluster.ledger.entries().map((entry) => entry.entry))
+          const swapped = cluster.ledger
+            .entries()
+            .some((entry) => entry.entry === "gpu-placed" && entry.cause === "gpu-swap")
+          return kinds.has("node-left") && kinds.has("node-joined") && swapped
+        },
+        30_000,
+      )
+      cluster.churn.setRates({
+        podRestartsPerMinute: 0,
+        nodeJoinsPerMinute: 0,
+        nodeLeavesPerMinute: 0,
+        gpuSwapsPerMinute: 0,
+      })
+      const agrees = async (): Promise<boolean> => {
+        const slices = (await resources.listResourceSlice({ fieldSelector: driver })).items
+        if (
+          slices
+            .map((slice) => slice.spec.nodeName)
+            .sort()
+            .join() !== cluster.nodeNames().join()
+        )
+          return false
+        return slices.every((slice) => {
+          const listed = new Set(
+            (slice.spec.devices ?? []).map((device) => attribute(device, "parentUUID") ?? attribute(device, "uuid")),
+          )
+          const gpus = cluster.node(slice.spec.nodeName ?? "")?.gpus.map((gpu) => gpu.uuid) ?? []
+          return listed.size === gpus.length && gpus.every((uuid) => listed.has(uuid))
+        })
+      }
+      const deadline = Date.now() + 10_000
+      while (!(await agrees())) {
+        if (Date.now() > deadline) throw new Error("the slices never settled on the nodes' GPUs")
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(cluster.ledger.entries().some((entry) => entry.entry === "dra-mismatch")).toBe(false)
+    } finally {
+      await cluster.close()
     }
   })
 })
