@@ -54,6 +54,8 @@ export interface SimulatedGpuView {
   readonly pciBusId: string
   readonly moduleId: number
   readonly migMode: "Enabled" | "Disabled" | "N/A"
+  /** The MIG devices of a GPU in MIG mode (what the DRA driver publishes instead of it); empty otherwise. */
+  readonly migDevices: ReadonlyArray<{ readonly uuid: string; readonly profile: string }>
   readonly chassisSerial: string | undefined
   /** The health its board's condition amounts to now (the ledger's truth). */
   readonly health: TrueHealthState
@@ -545,6 +547,10 @@ const nodeView = (host: SimulatedHost, pod: string | undefined): SimulatedNodeVi
       pciBusId: gpu.slot.pciBusId,
       moduleId: gpu.slot.moduleId,
       migMode: migCapable ? (gpu.identity.migProfiles.length > 0 ? "Enabled" : "Disabled") : "N/A",
+      migDevices: gpu.identity.migUuids.map((uuid, index) => ({
+        uuid,
+        profile: gpu.identity.migProfiles[index] ?? "",
+      })),
       chassisSerial: host.rack?.chassisSerial,
       health: trueHealthState(gpu.identity.condition),
     })),

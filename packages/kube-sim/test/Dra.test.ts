@@ -159,6 +159,11 @@ describe("a cluster with NVIDIA's DRA driver", () => {
         }
         if (gpu.migMode === "Enabled") {
           migDevices += own.length
+          expect(
+            own
+              .map((device) => ({ uuid: attribute(device, "uuid"), profile: attribute(device, "profile") }))
+              .sort((a, b) => String(a.uuid).localeCompare(String(b.uuid))),
+          ).toEqual([...gpu.migDevices].sort((a, b) => a.uuid.localeCompare(b.uuid)))
           for (const device of own) {
             expect(attribute(device, "type")).toBe("mig")
             expect(attribute(device, "uuid")).toMatch(/^MIG-/)
