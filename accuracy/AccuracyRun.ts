@@ -21,6 +21,11 @@ const inventoryTickMs = 5_000
 export interface AccuracyOptions {
   readonly nodes: number
   readonly seed: string
+  /**
+   * NVIDIA's DRA driver instead of the device plugin: the cluster publishes ResourceSlices and runs the
+   * driver's kubelet-plugin pods, and the services run with `DISCOVERY=dra`.
+   */
+  readonly dra?: boolean
   /** How long churn and faults last; the services restart half-way through. */
   readonly churnMs: number
   readonly churn: Partial<ChurnRates>
@@ -99,12 +104,14 @@ export const runAccuracy = async (options: AccuracyOptions): Promise<AccuracyOut
       nodes: options.nodes,
       seed: options.seed,
       ledgerPath,
+      dra: options.dra === true,
       ...(options.podTimings === undefined ? {} : { podTimings: options.podTimings }),
     })
     const sim = cluster
     const readable = () => [...sim.ledger.whereNow().values()].filter((gpu) => gpu.readable).length
     options.progress(
-      `accuracy: ${sim.nodeNames().length} nodes, ${sim.ledger.whereNow().size} GPUs (${readable()} readable); ` +
+      `accuracy: ${sim.nodeNames().length} nodes${options.dra === true ? " with NVIDIA's DRA driver" : ""}, ` +
+        `${sim.ledger.whereNow().size} GPUs (${readable()} readable); ` +
         `stores ${options.stores.join(", ")}; REMOVAL_GRACE ${options.removalGraceMs / 1000} s, RESYNC ${options.resyncMs / 1000} s`,
     )
     for (const name of options.stores) {
@@ -127,6 +134,7 @@ export const runAccuracy = async (options: AccuracyOptions): Promise<AccuracyOut
           SERVER_ADDRESS: "127.0.0.1",
           SERVER_PORT: String(await freePort()),
           LOG_LEVEL: "warn",
+          DISCOVERY: options.dra === true ? "dra" : "device-plugin",
           ...store.env,
         },
         logPath: join(dir, `${name}.log`),

@@ -22,6 +22,8 @@ Progress goes to stderr; stdout gets one JSON line per scenario, then one line o
   --qps N                the services' QPS (default 50)
   --seed TEXT            same seed, same cluster and churn draws (default accuracy)
   --postgres-url URL     database for the postgres store (default postgres://postgres@127.0.0.1:5432/test)
+  --dra                  GPUs allocated through NVIDIA's DRA driver: ResourceSlices and kubelet-plugin
+                         pods instead of device-plugin pods, the services with DISCOVERY=dra
   --output DIR           keep the ledger, each scenario's records and each service's logs there
   --help                 this text
 `
@@ -61,6 +63,7 @@ const options = () => {
     strict: true,
     options: {
       help: { type: "boolean" },
+      dra: { type: "boolean" },
       ...Object.fromEntries([...textFlags, "output"].map((flag) => [flag, { type: "string" as const }])),
     },
   }).values
@@ -97,6 +100,7 @@ const options = () => {
     timeoutMs: duration("timeout", 5_000),
     qps: positive("qps", 50),
     seed: text("seed") ?? "accuracy",
+    dra: values.dra === true,
     postgresUrl: text("postgres-url") ?? "postgres://postgres@127.0.0.1:5432/test",
     ...(output === undefined ? {} : { outputDir: output }),
   }
