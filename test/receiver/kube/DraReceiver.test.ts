@@ -162,6 +162,68 @@ describe("kube_exec with DISCOVERY=dra", () => {
   )
 })
 
+describe("kube_exec with DISCOVERY=dra, as slices change", () => {
+  it.live("reads a node again when its slices change identity, and only that node", () =>
+    Effect.gen(function* () {
+      const harness = yield* startHarness({
+        cluster: { ...draCluster, modelMix: { "h100-hgx": 1 } },
+        config: draConfig,
+      })
+      yield* eventually(
+        "every node read",
+        everyNodeRead(harness, (reading) => reading.format !== "resourceslices"),
+      )
+      const [first = "", second = "", third = ""] = harness.cluster.nodeNames()
+      const readsOf = (node: string) => reads(harness).filter((read) => read.node.name === node).length
+      const before = { first: readsOf(first), third: readsOf(third) }
+      const uuidsOn = (node: string) =>
+        (
+          latestReadings(harness)
+            .get(node)
+            ?.gpus.map((gpu) => gpu.uuid) ?? []
+        )
+          .sort()
+          .join(",")
+      const was = { first: uuidsOn(first), second: uuidsOn(second) }
+      harness.cluster.swapGpus(first, second, { restartPods: false })
+      yield* eventually(
+        "both nodes read with the swapped boards",
+        () => uuidsOn(first) !== was.first && uuidsOn(second) !== was.second,
+      )
+      assert.isTrue(readsOf(first) > before.first)
+      assert.strictEqual(readsOf(third), before.third)
+    }),
+  )
+
+  it.live("yields a node whose plugin pod is not ready from its slices, and reads it once ready", () =>
+    Effect.gen(function* () {
+      let waiting = ""
+      const harness = yield* startHarness({
+        cluster: draCluster,
+        config: draConfig,
+        before: (cluster) => {
+          waiting = cluster.nodeNames()[0] ?? ""
+          cluster.setPodReady(waiting, false)
+        },
+      })
+      yield* eventually(
+        "the node from its slices",
+        () => latestReadings(harness).get(waiting)?.format === "resourceslices",
+      )
+      assert.strictEqual(harness.metrics.sliceOnlyNodes().get("pod-not-ready"), 1)
+      assert.match((yield* harness.receiver.readings).message ?? "", /pod-not-ready 1/)
+      harness.cluster.setPodReady(waiting, true)
+      yield* eventually("the node read", () => latestReadings(harness).get(waiting)?.format !== "resourceslices")
+      assert.isTrue(
+        latestReadings(harness)
+          .get(waiting)
+          ?.gpus.every((gpu) => gpu.serial !== undefined) ?? false,
+      )
+      assert.strictEqual(harness.metrics.sliceOnlyNodes().size, 0)
+    }),
+  )
+})
+
 describe("kube_exec with DISCOVERY=auto", () => {
   const autoConfig: Partial<KubeExecConfig> = { discovery: "auto", resyncMs: 0 }
   const decision = (harness: Harness) =>
