@@ -39,8 +39,14 @@ export const servedSliceVersion = (
 ): Effect.Effect<ResourceSliceVersion | undefined, KubeApiError> =>
   api.apiGroupVersions(resourceGroup).pipe(Effect.map(preferredSliceVersion))
 
-/** A few tries for the one discovery call, so a passing API error does not decide the mode. */
-export const discoveryRetry = Schedule.exponential(Duration.millis(500)).pipe(Schedule.upTo({ times: 4 }))
+/**
+ * A few tries for a call made once at start, so a passing API error (timeout, 429, 5xx, lost connection)
+ * does not decide the mode; a refusal (403, 404, 400) is not tried again.
+ */
+export const discoveryRetry = {
+  schedule: Schedule.exponential(Duration.millis(500)).pipe(Schedule.upTo({ times: 4 })),
+  while: (error: KubeApiError) => error.kind !== "rejected" && error.kind !== "gone",
+}
 
 const nodeOf = (slice: ResourceSlice): string => (slice.nodeName !== "" ? slice.nodeName : slice.pool.name)
 
