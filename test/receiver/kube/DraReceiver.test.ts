@@ -89,6 +89,24 @@ describe("kube_exec with DISCOVERY=dra", () => {
     }),
   )
 
+  it.live("reads the slices of a server that serves only v1beta1", () =>
+    Effect.gen(function* () {
+      const harness = yield* startHarness({
+        cluster: { ...draCluster, draApiVersions: ["v1beta1"] },
+        config: draConfig,
+      })
+      yield* eventually(
+        "every node read",
+        everyNodeRead(harness, (reading) => reading.format !== "resourceslices"),
+      )
+      const migGpus = [...latestReadings(harness).values()].flatMap((reading) =>
+        reading.gpus.filter((gpu) => gpu.migMode === "Enabled"),
+      )
+      assert.isTrue(migGpus.length > 0 && migGpus.every((gpu) => (gpu.migDevices?.length ?? 0) > 0))
+      assert.deepStrictEqual(harness.metrics.draMismatches, {})
+    }),
+  )
+
   it.live("reports each injected mismatch once per node, the reading staying the truth", () =>
     Effect.gen(function* () {
       const harness = yield* startHarness({
