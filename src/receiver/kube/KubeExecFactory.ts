@@ -53,6 +53,7 @@ export const makeFactory = (tuning: KubeExecTuning = defaultTuning): KubeExecFac
         Effect.annotateLogs({
           receiver: settings.id,
           kubeconfig: api.origin,
+          discovery: config.discovery,
           namespace: config.namespace,
           labelSelector: config.labelSelector,
           workers: config.workers,
