@@ -62,6 +62,10 @@ const simulatorFlags = [
   "0.01",
   "--fault-driver-failures",
   "1",
+  "--fault-health",
+  "0.02",
+  "--fault-health-stage-time",
+  "2m",
 ]
 
 /** The service re-reads every pod each minute and re-affirms GPUs every 5, so every path runs all along. */
