@@ -382,10 +382,19 @@ export const kubeExecSettings: ComponentSettings<KubeExecConfig> = {
   }),
 }
 
-/** The value a mode reads: the one set, else that mode's default. */
+/**
+ * The value a mode reads: the one set, else that mode's default. A value equal to the other mode's default
+ * counts as unset, so the config `config print` writes (every value, defaults included) reads back as the
+ * same config in `auto` mode.
+ */
 const valueIn = (values: SettingValues, setting: Setting<string>, mode: DiscoveryMode, draDefault: string): string => {
-  if (values.origin(setting).source !== "default") return values.require(setting)
-  return mode === "dra" ? draDefault : (setting.default ?? values.require(setting))
+  const defaults: Record<DiscoveryMode, string> = {
+    "device-plugin": setting.default ?? values.require(setting),
+    dra: draDefault,
+  }
+  const value = values.require(setting)
+  const other: DiscoveryMode = mode === "dra" ? "device-plugin" : "dra"
+  return values.origin(setting).source === "default" || value === defaults[other] ? defaults[mode] : value
 }
 
 const targetOf = (values: SettingValues, mode: DiscoveryMode): PodTarget => ({
