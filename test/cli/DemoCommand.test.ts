@@ -109,6 +109,24 @@ describe("gpu-serials demo", () => {
     expect(records.length).toBeGreaterThan(20)
     expect(records.every((record) => String(record.source).startsWith("nvidia-dra-driver-gpu/"))).toBe(true)
     expect(new Set(records.map((record) => record.uuid))).toEqual(sliceGpus)
+    // A GPU in MIG mode carries the MIG devices its slice lists under its UUID, and only those.
+    const sliceMigDevices = (parent: unknown) =>
+      slices
+        .flatMap((slice) => slice.spec.devices)
+        .filter((device) => device.attributes.type?.string === "mig" && device.attributes.parentUUID?.string === parent)
+        .map((device) => ({ uuid: device.attributes.uuid?.string, profile: device.attributes.profile?.string }))
+    const migRecords = records.filter((record) => record.migMode === "Enabled")
+    expect(migRecords.length).toBeGreaterThan(0)
+    for (const record of migRecords) {
+      const listed = sliceMigDevices(record.uuid)
+      expect(listed.length).toBeGreaterThan(0)
+      expect(record.migDevices).toEqual(expect.arrayContaining(listed))
+      expect(record.migDevices).toHaveLength(listed.length)
+    }
+    expect(records.filter((record) => record.migMode !== "Enabled").every((record) => !("migDevices" in record))).toBe(
+      true,
+    )
+    expect(stderr).toContain("  nodes known from their ResourceSlices alone, without serials: 0\n")
     // The node whose driver is broken runs no plugin that publishes: no slice, no record, its error reported.
     expect(stderr).toMatch(/\n {4}driver-not-loaded: 1 node \(/)
   }, 30_000)

@@ -265,7 +265,7 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
       const demo = loaded.success
       const labelsCommand = nodeLabelsCommand(demo, cluster.kubeconfigPath)
       if (labelsCommand !== undefined) yield* io.stderr(`node labels with GPU serials:\n  ${labelsCommand}\n`)
-      const tally = new DemoTally()
+      const tally = new DemoTally({ dra: settings.dra })
       const started = yield* Clock.currentTimeMillis
       const elapsedSeconds = Clock.currentTimeMillis.pipe(Effect.map((now) => (now - started) / 1000))
       const address = demo.config.telemetry.serverAddress

@@ -3,12 +3,17 @@ import { type HealthState, healthStates } from "../../../domain/GpuHealth.ts"
 import type { InventoryEvent } from "../../../domain/InventoryEvent.ts"
 import type { InventoryEventKind } from "../../../domain/InventoryEventKind.ts"
 import type { NodeObservation } from "../../../domain/NodeObservation.ts"
+import { sliceSourceNamespace } from "../../../receiver/kube/dra/DraNodes.ts"
 
 const shownKinds: ReadonlyArray<InventoryEventKind> = ["added", "moved", "removed", "observed", "health"]
 
 /** What the demo saw, for its progress lines and its closing summary. */
 export class DemoTally {
+  /** Whether the service reads NVIDIA's DRA driver: nodes are then gone only with their ResourceSlices. */
+  private readonly dra: boolean
   private readonly nodesRead = new Set<string>()
+  /** DRA nodes whose last reading came from their ResourceSlices alone, without serials. */
+  private readonly sliceOnlyNodes = new Set<string>()
   private readonly gpus = new Set<string>()
   /** GPUs the inventory holds now, by UUID, with their node: from the events, as a consumer of them knows. */
   private readonly known = new Map<string, string>()
@@ -20,11 +25,17 @@ export class DemoTally {
   private readings = 0
   private failedReadings = 0
 
+  constructor(options: { readonly dra: boolean } = { dra: false }) {
+    this.dra = options.dra
+  }
+
   observe(observation: NodeObservation): void {
     switch (observation._tag) {
       case "NodeRead":
         this.readings++
         this.nodesRead.add(observation.node.name)
+        if (observation.pod.namespace === sliceSourceNamespace) this.sliceOnlyNodes.add(observation.node.name)
+        else this.sliceOnlyNodes.delete(observation.node.name)
         for (const gpu of observation.reading.gpus) this.gpus.add(gpu.uuid)
         return
       case "NodeReadFailed": {
@@ -84,8 +95,16 @@ export class DemoTally {
       `  ${this.counts()}, ${this.readings} readings`,
       `  events: ${this.eventCounts()}`,
       `  health of the GPUs known now: ${this.healthCounts()}`,
-      `  nodes gone: ${this.goneNodes.size} (their device-plugin pod or the node itself was deleted; their GPUs are`,
-      `    removed once gone for the removal grace, ${formatGoDuration(removalGraceMs)}, unless the pod comes back)`,
+      ...(this.dra
+        ? [
+            `  nodes known from their ResourceSlices alone, without serials: ${this.sliceOnlyNodes.size}`,
+            `  nodes gone: ${this.goneNodes.size} (the node, or its plugin pod and its ResourceSlices, was deleted; their`,
+            `    GPUs are removed once gone for the removal grace, ${formatGoDuration(removalGraceMs)}, unless they come back)`,
+          ]
+        : [
+            `  nodes gone: ${this.goneNodes.size} (their device-plugin pod or the node itself was deleted; their GPUs are`,
+            `    removed once gone for the removal grace, ${formatGoDuration(removalGraceMs)}, unless the pod comes back)`,
+          ]),
       failures.length === 0 ? "  errors: none" : "  errors by kind:",
       ...failures,
       "",
