@@ -385,6 +385,25 @@ components:
     expect(decision.reason).toBe("Forbidden")
   })
 
+  it("widens nothing when dra is listed before exec-policy, as docs/dra.md warns: env's form is refused", () => {
+    const reversed = kustomizeOverlay(`
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - {root}/deploy/base
+components:
+  - {root}/deploy/components/dra
+  - {root}/deploy/components/exec-policy
+`)
+    const early = onlyOne(reversed, "ValidatingAdmissionPolicy").spec as PolicySpec
+    const activation = execActivation(
+      service.username,
+      { command: draArgv(xmlQueryArgv) },
+      serviceAccountGroups(service.namespace),
+    )
+    expect(decide(early, activation)).toMatchObject({ _tag: "Denied" })
+  })
+
   it("keeps env's form out of the exec-policy variant without the dra component", () => {
     const plain = onlyOne(kustomize("deploy/examples/exec-policy"), "ValidatingAdmissionPolicy").spec as PolicySpec
     const activation = execActivation(
