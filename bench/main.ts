@@ -1,5 +1,6 @@
 import { cpus } from "node:os"
 import { cliBench } from "./CliBench.ts"
+import { fleetPageBench } from "./FleetPageBench.ts"
 import { httpBench } from "./HttpBench.ts"
 import { inventoryBench } from "./InventoryBench.ts"
 import { natsBench } from "./NatsBench.ts"
@@ -43,6 +44,7 @@ if (wanted("http")) print(await httpBench())
 if (wanted("postgres")) print(await postgresBench())
 if (wanted("cli")) print(cliBench(Math.max(runs, 3)))
 if (wanted("scrape")) print(await scrapeBench())
+if (wanted("api")) print(await fleetPageBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario, runs))
 if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))
 if (named("soak")) print(await soakBench(soakScenario(soakMinutes)))

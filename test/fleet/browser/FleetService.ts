@@ -164,13 +164,17 @@ export const startSimulatedFleet = async (options: SimulatedFleetOptions = {}): 
 }
 
 /**
- * `gpu-serials demo` as a user runs it (its default fleet: NVL72 trays, HGX, MIG, a broken driver),
- * until stopped, its health server on a free port of 127.0.0.1. Resolves once the API reports GPUs.
+ * `gpu-serials demo` as a user runs it (by default its fleet of 8 nodes: NVL72 trays, HGX, MIG, a broken
+ * driver; `args` adds flags such as `--nodes`), until stopped, its health server on a free port of
+ * 127.0.0.1. Resolves once the API's GPU count has settled.
  */
-export const startDemo = async (): Promise<FleetService> => {
+export const startDemo = async (
+  args: ReadonlyArray<string> = [],
+  options: { readonly timeoutMs?: number } = {},
+): Promise<FleetService> => {
   const port = await freePort()
   const cli = startGpuSerials(
-    ["demo", "--duration", "0", "--server-address", "127.0.0.1", "--server-port", String(port)],
+    ["demo", "--duration", "0", "--server-address", "127.0.0.1", "--server-port", String(port), ...args],
     {},
   )
   const origin = `http://127.0.0.1:${port}`
@@ -183,7 +187,7 @@ export const startDemo = async (): Promise<FleetService> => {
   }
   try {
     await Promise.race([
-      untilSettled(service, 60_000),
+      untilSettled(service, options.timeoutMs ?? 60_000),
       cli.exited.then(() => {
         throw new Error(`gpu-serials demo exited before serving the fleet:\n${cli.stderr()}`)
       }),
