@@ -18,6 +18,7 @@ const ranks: ReadonlyArray<ReadonlyArray<string>> = [
   ["pipeline"],
   ["config"],
   ["metrics"],
+  ["fleet"],
   ["health"],
   ["kubeclient"],
   ["receiver", "processor", "exporter"],

@@ -6,6 +6,8 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { Fleet } from "../fleet/Fleet.ts"
+import { fleetHandler, isFleetPath, methodNotAllowed } from "../fleet/FleetHttp.ts"
 import { defectMessage } from "../log/ShortMessage.ts"
 import { ServiceMeter } from "../metrics/ServiceMeter.ts"
 import { ReadinessChecks } from "./ReadinessChecks.ts"
@@ -28,9 +30,9 @@ export class HealthServerError extends Schema.TaggedError<HealthServerError>()("
 const paths = { liveness: "/healthz", readiness: "/readyz", metrics: "/metrics" } as const
 const knownPaths: ReadonlySet<string> = new Set(Object.values(paths))
 
-const pathOf = (url: string | undefined): string | undefined => {
+const urlOf = (url: string | undefined): URL | undefined => {
   try {
-    return new URL(url ?? "/", "http://health.invalid").pathname
+    return new URL(url ?? "/", "http://health.invalid")
   } catch {
     return undefined
   }
@@ -85,7 +87,8 @@ const close = (server: Server): Effect.Effect<void> =>
 /**
  * The service's own HTTP endpoints (PRODUCT.md §8): `/healthz` answers while the event loop does and
  * depends on nothing else; `/readyz` is 200 only when every readiness check passes, else 503 with the
- * failing checks named; `/metrics` is the Prometheus text of the service's meter. Closing the layer
+ * failing checks named; `/metrics` is the Prometheus text of the service's meter; where the service offers
+ * the `Fleet`, the fleet page and JSON API (docs/api.md) answer on `/`, `/assets` and `/api`. Closing the layer
  * stops listening and cuts open connections.
  */
 export class HealthServer extends Context.Service<
@@ -106,6 +109,8 @@ export class HealthServer extends Context.Service<
         const requestTimeout = Duration.fromInputUnsafe(options.requestTimeout ?? Duration.seconds(5))
         const missedDeadline = `did not answer within ${Duration.format(requestTimeout)}`
         const runFork = yield* FiberSet.makeRuntime<never, void, never>()
+        const fleet = yield* Effect.serviceOption(Fleet)
+        const answerFleet = Option.isSome(fleet) ? fleetHandler(fleet.value, { requestTimeout }) : undefined
 
         const answerReadiness = (response: ServerResponse): Effect.Effect<void> =>
           checks.readiness.pipe(
@@ -144,8 +149,29 @@ export class HealthServer extends Context.Service<
           )
 
         const server = createServer((request, response) => {
-          const path = pathOf(request.url)
-          if (path === undefined) return sendText(response, 400, "bad request\n")
+          const url = urlOf(request.url)
+          if (url === undefined) return sendText(response, 400, "bad request\n")
+          const path = url.pathname
+          if (answerFleet !== undefined && isFleetPath(path)) {
+            if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(request, response)
+            return runFork(
+              answerFleet(request, response, url).pipe(
+                Effect.timeoutOption(requestTimeout),
+                Effect.map(
+                  Option.match({
+                    onNone: () => sendText(response, 503, `${missedDeadline}\n`),
+                    onSome: () => undefined,
+                  }),
+                ),
+                Effect.catchDefect((defect) =>
+                  Effect.logWarning("fleet request failed").pipe(
+                    Effect.annotateLogs({ path, reason: defectMessage(defect) }),
+                    Effect.andThen(Effect.sync(() => sendText(response, 500, "internal error\n"))),
+                  ),
+                ),
+              ),
+            )
+          }
           if (!knownPaths.has(path)) return sendText(response, 404, "not found\n")
           if (request.method !== "GET" && request.method !== "HEAD") {
             return sendText(response, 405, "method not allowed\n", { allow: "GET, HEAD" })

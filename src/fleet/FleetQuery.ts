@@ -1,0 +1,385 @@
+import type { GpuRecord } from "../domain/GpuRecord.ts"
+import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
+import { chassisOf, type KnownGpu } from "../domain/KnownGpu.ts"
+import { machineIdentity } from "../domain/ProviderId.ts"
+import { type FleetGpu, type FleetView, orderKey, uuidKey } from "./FleetView.ts"
+
+/** A request parameter the API cannot take: answered 400 `bad-parameter` naming it. */
+export interface BadParameter {
+  readonly _tag: "BadParameter"
+  readonly parameter: string
+  readonly message: string
+}
+
+const bad = (parameter: string, message: string): BadParameter => ({ _tag: "BadParameter", parameter, message })
+
+export const isBadParameter = (value: unknown): value is BadParameter =>
+  typeof value === "object" && value !== null && (value as { _tag?: unknown })._tag === "BadParameter"
+
+export const healthFilters = ["ok", "degraded", "failed", "unknown"] as const
+export type HealthFilter = (typeof healthFilters)[number]
+
+export interface GpuQuery {
+  readonly q?: string
+  readonly serial?: string
+  readonly uuid?: string
+  readonly node?: string
+  readonly chassis?: string
+  readonly model?: string
+  readonly health?: ReadonlySet<HealthFilter>
+  readonly limit: number
+  readonly cursor?: string
+}
+
+export interface NodeQuery {
+  readonly q?: string
+  readonly failing: boolean
+  readonly limit: number
+  readonly cursor?: string
+}
+
+export interface EventQuery {
+  readonly kinds?: ReadonlySet<string>
+  readonly since?: number
+  readonly limit: number
+}
+
+export const defaultLimit = 100
+export const maxLimit = 1000
+
+/** Rejects parameters the endpoint does not know, so a typo is not silently ignored. */
+const known = (params: URLSearchParams, names: ReadonlyArray<string>): BadParameter | undefined => {
+  for (const name of params.keys()) {
+    if (!names.includes(name))
+      return bad(name, `${name} is not a parameter of this endpoint; it takes ${names.join(", ")}`)
+  }
+  for (const name of names) {
+    if (params.getAll(name).length > 1) return bad(name, `${name} may be given once`)
+  }
+  return undefined
+}
+
+const text = (params: URLSearchParams, name: string): string | undefined => {
+  const value = params.get(name)?.trim()
+  return value === undefined || value === "" ? undefined : value
+}
+
+const limitOf = (params: URLSearchParams, max: number, fallback: number): number | BadParameter => {
+  const value = params.get("limit")
+  if (value === null || value === "") return fallback
+  if (!/^\d{1,7}$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    return bad("limit", `limit must be a whole number from 1 to ${max}`)
+  }
+  return Number(value)
+}
+
+const cursorOf = (params: URLSearchParams): string | undefined | BadParameter => {
+  const value = params.get("cursor")
+  if (value === null || value === "") return undefined
+  const decoded = decodeCursor(value)
+  return decoded === undefined ? bad("cursor", "cursor must be the nextCursor of a previous answer") : decoded
+}
+
+/** An opaque cursor: the sort key of the last item of a page. */
+export const encodeCursor = (key: string): string => Buffer.from(key, "utf8").toString("base64url")
+
+const decodeCursor = (cursor: string): string | undefined => {
+  if (!/^[A-Za-z0-9_-]{1,2000}$/.test(cursor)) return undefined
+  const key = Buffer.from(cursor, "base64url").toString("utf8")
+  return key === "" || key.includes("\ufffd") ? undefined : key
+}
+
+const booleanOf = (params: URLSearchParams, name: string): boolean | BadParameter => {
+  const value = params.get(name)
+  if (value === null || value === "" || value === "false") return false
+  if (value === "true") return true
+  return bad(name, `${name} must be true or false`)
+}
+
+export const parseGpuQuery = (params: URLSearchParams): GpuQuery | BadParameter => {
+  const unknown = known(params, ["q", "serial", "uuid", "node", "chassis", "model", "health", "limit", "cursor"])
+  if (unknown !== undefined) return unknown
+  const limit = limitOf(params, maxLimit, defaultLimit)
+  if (isBadParameter(limit)) return limit
+  const cursor = cursorOf(params)
+  if (isBadParameter(cursor)) return cursor
+  let health: Set<HealthFilter> | undefined
+  const healthText = text(params, "health")
+  if (healthText !== undefined) {
+    health = new Set()
+    for (const state of healthText.split(",").map((part) => part.trim().toLowerCase())) {
+      if (!(healthFilters as ReadonlyArray<string>).includes(state)) {
+        return bad("health", `health must be a comma list of ${healthFilters.join(", ")}`)
+      }
+      health.add(state as HealthFilter)
+    }
+  }
+  const fields = Object.fromEntries(
+    (["q", "serial", "uuid", "node", "chassis", "model"] as const).flatMap((name) => {
+      const value = text(params, name)
+      return value === undefined ? [] : [[name, value]]
+    }),
+  )
+  return { ...fields, ...(health === undefined ? {} : { health }), limit, ...(cursor === undefined ? {} : { cursor }) }
+}
+
+export const parseNodeQuery = (params: URLSearchParams): NodeQuery | BadParameter => {
+  const unknown = known(params, ["q", "failing", "limit", "cursor"])
+  if (unknown !== undefined) return unknown
+  const limit = limitOf(params, maxLimit, defaultLimit)
+  if (isBadParameter(limit)) return limit
+  const cursor = cursorOf(params)
+  if (isBadParameter(cursor)) return cursor
+  const failing = booleanOf(params, "failing")
+  if (isBadParameter(failing)) return failing
+  const q = text(params, "q")
+  return { ...(q === undefined ? {} : { q }), failing, limit, ...(cursor === undefined ? {} : { cursor }) }
+}
+
+export const parseEventQuery = (params: URLSearchParams, capacity: number): EventQuery | BadParameter => {
+  const unknown = known(params, ["kind", "since", "limit"])
+  if (unknown !== undefined) return unknown
+  const limit = limitOf(params, Math.max(1, capacity), Math.max(1, Math.min(defaultLimit, capacity)))
+  if (isBadParameter(limit)) return limit
+  let kinds: Set<string> | undefined
+  const kindText = text(params, "kind")
+  if (kindText !== undefined) {
+    kinds = new Set()
+    for (const kind of kindText.split(",").map((part) => part.trim().toLowerCase())) {
+      if (!(inventoryEventKinds as ReadonlyArray<string>).includes(kind)) {
+        return bad("kind", `kind must be a comma list of ${inventoryEventKinds.join(", ")}`)
+      }
+      kinds.add(kind)
+    }
+  }
+  let since: number | undefined
+  const sinceText = text(params, "since")
+  if (sinceText !== undefined) {
+    since = rfc3339.test(sinceText) ? Date.parse(sinceText) : Number.NaN
+    if (Number.isNaN(since)) return bad("since", "since must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
+  }
+  return { ...(kinds === undefined ? {} : { kinds }), ...(since === undefined ? {} : { since }), limit }
+}
+
+export const parseHistoryLimit = (params: URLSearchParams, max: number): number | BadParameter => {
+  const unknown = known(params, ["limit"])
+  if (unknown !== undefined) return unknown
+  return limitOf(params, max, max)
+}
+
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i
+
+/** The API's item for one GPU. */
+export const gpuItem = (entry: FleetGpu) => {
+  const { known, since } = entry
+  const { gpu } = known
+  return {
+    uuid: known.uuid,
+    gpu: gpu.serial ?? "",
+    node: known.node,
+    machine: known.machine,
+    chassis: chassisOf(known),
+    ...(gpu.product === undefined ? {} : { product: gpu.product }),
+    ...(gpu.pciBusId === undefined ? {} : { pciBusId: gpu.pciBusId }),
+    ...(gpu.moduleId === undefined ? {} : { moduleId: gpu.moduleId }),
+    index: gpu.index,
+    ...(gpu.migMode === undefined ? {} : { migMode: gpu.migMode }),
+    ...(known.driverVersion === undefined ? {} : { driverVersion: known.driverVersion }),
+    ...(known.health === undefined ? {} : { health: known.health }),
+    lastSeen: known.lastSeen.toISOString(),
+    since: since.toISOString(),
+  }
+}
+
+/** The API's answer for one GPU: its item and the rest of what the inventory knows of it. */
+export const gpuDetail = (entry: FleetGpu) => {
+  const { known } = entry
+  return {
+    ...gpuItem(entry),
+    ...(known.cudaVersion === undefined ? {} : { cudaVersion: known.cudaVersion }),
+    ...(known.providerId === undefined ? {} : { providerId: known.providerId }),
+    source: `${known.pod.namespace}/${known.pod.name}`,
+    serialShared: known.serialShared,
+    ...(known.gpu.migDevices === undefined ? {} : { migDevices: known.gpu.migDevices }),
+  }
+}
+
+const healthOf = (known: KnownGpu): HealthFilter => known.health?.state ?? "unknown"
+
+const startsWithGpu = (q: string): boolean => "gpu-".startsWith(q) || q.startsWith("gpu-")
+
+/** The UUIDs a `q` prefix matches: a prefix of the serial, UUID (with or without `GPU-`), node or chassis. */
+const qCandidates = (view: FleetView, q: string): Set<string> | "all" => {
+  if (q.length < 4 && "gpu-".startsWith(q)) return "all"
+  const matched = new Set<string>()
+  const add = (ids: ReadonlyArray<string>) => {
+    for (const id of ids) matched.add(id)
+  }
+  add(view.bySerial.prefix(q))
+  add(view.byNode.prefix(q))
+  add(view.byChassis.prefix(q))
+  add(view.byUuid.prefix(startsWithGpu(q) ? q.slice(4) : q))
+  return matched
+}
+
+const matchesQ = (known: KnownGpu, q: string): boolean =>
+  (q.length < 4 && "gpu-".startsWith(q)) ||
+  (known.gpu.serial ?? "").toLowerCase().startsWith(q) ||
+  known.node.toLowerCase().startsWith(q) ||
+  chassisOf(known).toLowerCase().startsWith(q) ||
+  uuidKey(known.uuid).startsWith(startsWithGpu(q) ? q.slice(4) : q)
+
+/** Whether a GPU passes every filter of a query. */
+const matches = (known: KnownGpu, query: GpuQuery, q: string | undefined, model: string | undefined): boolean =>
+  (q === undefined || matchesQ(known, q)) &&
+  (query.serial === undefined || (known.gpu.serial ?? "").toLowerCase() === query.serial.toLowerCase()) &&
+  (query.uuid === undefined || uuidKey(known.uuid) === uuidKey(query.uuid)) &&
+  (query.node === undefined || known.node.toLowerCase() === query.node.toLowerCase()) &&
+  (query.chassis === undefined || chassisOf(known).toLowerCase() === query.chassis.toLowerCase()) &&
+  (model === undefined || (known.gpu.product ?? "").toLowerCase().includes(model)) &&
+  (query.health === undefined || query.health.has(healthOf(known)))
+
+export interface Page<T> {
+  readonly items: ReadonlyArray<T>
+  readonly total: number
+  readonly nextCursor?: string
+}
+
+/** The GPUs a query matches, in order (node, index, UUID), one page after its cursor. */
+export const findGpus = (view: FleetView, query: GpuQuery): Page<FleetGpu> => {
+  const q = query.q?.toLowerCase()
+  const model = query.model?.toLowerCase()
+  // The narrowest index names the candidates; the filters then judge each.
+  let candidates: ReadonlyArray<string> | Set<string> | "all"
+  if (query.uuid !== undefined) candidates = view.byUuid.exact(uuidKey(query.uuid))
+  else if (query.serial !== undefined) candidates = view.bySerial.exact(query.serial.toLowerCase())
+  else if (query.node !== undefined) candidates = view.byNode.exact(query.node.toLowerCase())
+  else if (query.chassis !== undefined) candidates = view.byChassis.exact(query.chassis.toLowerCase())
+  else if (q !== undefined) candidates = qCandidates(view, q)
+  else candidates = "all"
+
+  const matched: Array<FleetGpu> = []
+  const judge = (uuid: string) => {
+    const entry = view.gpus.get(uuid)
+    if (entry !== undefined && matches(entry.known, query, q, model)) matched.push(entry)
+  }
+  const size = candidates === "all" ? view.gpus.size : "size" in candidates ? candidates.size : candidates.length
+  if (candidates === "all" || size * 16 > view.gpus.size) {
+    // Many candidates: walking the order once beats sorting them.
+    const inSet = candidates === "all" ? undefined : candidates instanceof Set ? candidates : new Set(candidates)
+    for (const uuid of view.order.all()) if (inSet === undefined || inSet.has(uuid)) judge(uuid)
+  } else {
+    for (const uuid of candidates) judge(uuid)
+    matched.sort((a, b) => compareKeys(orderKey(a.known), orderKey(b.known)))
+  }
+  return pageOf(matched, (entry) => orderKey(entry.known), query)
+}
+
+const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** One page of sorted `items` after the cursor's key. */
+const pageOf = <T>(
+  items: ReadonlyArray<T>,
+  keyOf: (item: T) => string,
+  query: { readonly limit: number; readonly cursor?: string },
+): Page<T> => {
+  let from = 0
+  if (query.cursor !== undefined) {
+    const after = query.cursor
+    let low = 0
+    let high = items.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (keyOf(items[middle] as T) <= after) low = middle + 1
+      else high = middle
+    }
+    from = low
+  }
+  const page = items.slice(from, from + query.limit)
+  const last = page[page.length - 1]
+  return {
+    items: page,
+    total: items.length,
+    ...(from + page.length < items.length && last !== undefined ? { nextCursor: encodeCursor(keyOf(last)) } : {}),
+  }
+}
+
+/** The API's item for one node. */
+export const nodeItem = (view: FleetView, name: string) => {
+  const uuids = view.nodeGpus.get(name)
+  const reading = view.readings.get(name)
+  const health = { ok: 0, degraded: 0, failed: 0, unknown: 0 }
+  const chassis = new Set<string>()
+  let machine: string | undefined
+  for (const uuid of uuids ?? []) {
+    const known = view.gpus.get(uuid)?.known
+    if (known === undefined) continue
+    health[healthOf(known)]++
+    const tray = chassisOf(known)
+    if (tray !== "") chassis.add(tray)
+    machine ??= known.machine
+  }
+  machine ??= machineIdentity(reading?.providerId).machine
+  return {
+    name,
+    machine,
+    gpus: uuids?.size ?? 0,
+    health,
+    chassis: [...chassis].sort(),
+    ...(reading === undefined
+      ? {}
+      : {
+          lastReading: {
+            time: reading.time.toISOString(),
+            result: reading.result,
+            ...(reading.failure === undefined ? {} : { failureKind: reading.failure.kind }),
+          },
+        }),
+  }
+}
+
+/** The nodes a query matches, by name, one page after its cursor. */
+export const findNodes = (view: FleetView, query: NodeQuery): Page<ReturnType<typeof nodeItem>> => {
+  const q = query.q?.toLowerCase()
+  const names = view
+    .nodes()
+    .filter(
+      (name) =>
+        (q === undefined || name.toLowerCase().startsWith(q)) &&
+        (!query.failing || view.readings.get(name)?.result === "failed"),
+    )
+  const page = pageOf(names, (name) => name, query)
+  return { ...page, items: page.items.map((name) => nodeItem(view, name)) }
+}
+
+/** One node with its GPUs by index, or undefined when unknown. */
+export const nodeDetail = (view: FleetView, name: string) => {
+  const uuids = view.nodeGpus.get(name)
+  const reading = view.readings.get(name)
+  if (uuids === undefined && reading === undefined) return undefined
+  const gpus = [...(uuids ?? [])]
+    .flatMap((uuid) => {
+      const entry = view.gpus.get(uuid)
+      return entry === undefined ? [] : [entry]
+    })
+    .sort((a, b) => compareKeys(orderKey(a.known), orderKey(b.known)))
+  const providerId = reading?.providerId ?? gpus[0]?.known.providerId
+  return {
+    ...nodeItem(view, name),
+    ...(providerId === undefined ? {} : { providerId }),
+    ...(reading?.failure === undefined ? {} : { failure: reading.failure }),
+    gpus: gpus.map(gpuItem),
+  }
+}
+
+/** The ring's events a query matches, newest first. */
+export const findEvents = (view: FleetView, query: EventQuery): ReadonlyArray<GpuRecord> => {
+  const found: Array<GpuRecord> = []
+  for (const record of view.recentEvents()) {
+    if (found.length >= query.limit) break
+    if (query.since !== undefined && Date.parse(record.time) < query.since) continue
+    if (query.kinds !== undefined && !query.kinds.has(record.event)) continue
+    found.push(record)
+  }
+  return found
+}

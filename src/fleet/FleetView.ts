@@ -1,0 +1,255 @@
+import type { GpuRecord } from "../domain/GpuRecord.ts"
+import type { InventoryChange } from "../domain/InventoryChange.ts"
+import type { InventoryEvent } from "../domain/InventoryEvent.ts"
+import { chassisOf, type KnownGpu } from "../domain/KnownGpu.ts"
+import type { NodeObservation } from "../domain/NodeObservation.ts"
+import { SortedKeys } from "./SortedKeys.ts"
+
+/** One GPU as the fleet API knows it: the inventory's entry and when it arrived on its current node. */
+export interface FleetGpu {
+  readonly known: KnownGpu
+  /** When it arrived on its current node, or was first seen. */
+  readonly since: Date
+}
+
+/** The last reading of a node, good or failed. */
+export interface LastReading {
+  readonly time: Date
+  readonly result: "ok" | "failed"
+  readonly failure?: { readonly kind: string; readonly reason: string }
+  readonly providerId?: string
+}
+
+/** One entry of a GPU's history as this process saw it. */
+export interface HistoryEntry {
+  readonly time: string
+  readonly event: string
+  readonly node: string
+  readonly machine: string
+  readonly chassis: string
+  readonly healthState?: string
+  readonly previousHealthState?: string
+  readonly previousNode?: string
+  readonly previousMachine?: string
+}
+
+export interface FleetViewOptions {
+  /** Size of the ring of recent events (`FLEET_EVENTS`); 0 keeps none. */
+  readonly eventCapacity: number
+  /** Entries kept per GPU in the process's own history. */
+  readonly historyPerGpu?: number
+  /** GPUs whose history is kept; beyond it the GPU heard of longest ago is forgotten. */
+  readonly historyGpus?: number
+  /** Nodes whose last reading is kept without GPUs; beyond it the oldest is forgotten. */
+  readonly readingNodes?: number
+}
+
+/** The events a GPU's history holds: where it went and how its condition changed, not the periodic reports. */
+const historyKinds: ReadonlySet<string> = new Set(["added", "moved", "removed", "health"])
+
+const lower = (text: string): string => text.toLowerCase()
+
+/** The UUID as the prefix index keeps it: lower case, without `GPU-`. */
+export const uuidKey = (uuid: string): string => {
+  const key = lower(uuid)
+  return key.startsWith("gpu-") ? key.slice(4) : key
+}
+
+/** The order of list answers: node name, then index, then UUID. */
+export const orderKey = (known: KnownGpu): string =>
+  `${known.node}\u0000${String(known.gpu.index).padStart(6, "0")}\u0000${known.uuid}`
+
+/**
+ * What the fleet API answers from, kept by the service as the inventory changes: the known GPUs with
+ * indexes by serial, UUID, node and chassis (lower-cased, prefix-searchable), the order of list answers,
+ * each node's last reading, a ring of the last events and each GPU's recent history. Plain mutable data,
+ * changed by one writer (the pipeline) and read between its changes.
+ */
+export class FleetView {
+  readonly gpus = new Map<string, FleetGpu>()
+  readonly bySerial = new SortedKeys()
+  readonly byUuid = new SortedKeys()
+  readonly byNode = new SortedKeys()
+  readonly byChassis = new SortedKeys()
+  readonly order = new SortedKeys()
+  /** GPUs by node name. */
+  readonly nodeGpus = new Map<string, Set<string>>()
+  readonly readings = new Map<string, LastReading>()
+  private nodeNames: Array<string> | undefined
+  private readonly ring: Array<GpuRecord | undefined>
+  private ringNext = 0
+  private ringSize = 0
+  private readonly histories = new Map<string, { entries: Array<HistoryEntry>; dropped: boolean }>()
+  readonly historyPerGpu: number
+  private readonly historyGpus: number
+  private readonly readingNodes: number
+  /** When this view started hearing events: the start of the process's own history. */
+  readonly since: Date
+
+  readonly options: FleetViewOptions
+
+  constructor(options: FleetViewOptions, now: Date = new Date()) {
+    this.options = options
+    this.ring = new Array(options.eventCapacity)
+    this.historyPerGpu = options.historyPerGpu ?? 50
+    this.historyGpus = options.historyGpus ?? 200_000
+    this.readingNodes = options.readingNodes ?? 50_000
+    this.since = now
+  }
+
+  get eventCapacity(): number {
+    return this.options.eventCapacity
+  }
+
+  /** Applies the inventory's changes: a GPU is now where its entry says, or gone. */
+  apply(changes: ReadonlyArray<InventoryChange>): void {
+    for (const change of changes) {
+      if (change._tag === "Upsert") this.put(change.gpu)
+      else this.drop(change.uuid)
+    }
+  }
+
+  /** Forgets every GPU and reading (a term ended; the next one loads its own). Events and histories stay. */
+  clearInventory(): void {
+    this.gpus.clear()
+    for (const index of [this.bySerial, this.byUuid, this.byNode, this.byChassis, this.order]) index.clear()
+    this.nodeGpus.clear()
+    this.readings.clear()
+    this.nodeNames = undefined
+  }
+
+  /** Notes a node's reading, good or failed; a node gone is forgotten once it has no GPUs. */
+  observe(observation: NodeObservation): void {
+    if (observation._tag === "NodeRead" || observation._tag === "NodeReadFailed") {
+      const { node } = observation
+      const isNew = !this.readings.has(node.name)
+      this.readings.delete(node.name)
+      this.readings.set(node.name, {
+        time: observation.time,
+        result: observation._tag === "NodeRead" ? "ok" : "failed",
+        ...(observation._tag === "NodeReadFailed"
+          ? { failure: { kind: observation.failure.kind, reason: observation.failure.message } }
+          : {}),
+        ...(node.providerId === undefined ? {} : { providerId: node.providerId }),
+      })
+      if (isNew && !this.nodeGpus.has(node.name)) this.nodeNames = undefined
+      if (this.readings.size > this.readingNodes) {
+        const oldest = this.readings.keys().next().value
+        if (oldest !== undefined) this.forgetReading(oldest)
+      }
+    } else if (observation._tag === "NodeGone" && observation.reason === "node-deleted") {
+      this.forgetReading(observation.node.name)
+    }
+  }
+
+  /** Takes a batch of exported events into the ring and the histories. */
+  record(events: ReadonlyArray<InventoryEvent>): void {
+    for (const { record } of events) {
+      if (this.ring.length > 0) {
+        this.ring[this.ringNext] = record
+        this.ringNext = (this.ringNext + 1) % this.ring.length
+        this.ringSize = Math.min(this.ringSize + 1, this.ring.length)
+      }
+      if (historyKinds.has(record.event)) this.remember(record)
+    }
+  }
+
+  /** The ring's events, newest first. */
+  *recentEvents(): Generator<GpuRecord> {
+    const length = this.ring.length
+    for (let back = 1; back <= this.ringSize; back++) {
+      const record = this.ring[(this.ringNext - back + length) % length]
+      if (record !== undefined) yield record
+    }
+  }
+
+  /** What this process saw of a GPU, newest first, and whether entries were dropped. */
+  history(uuid: string): { readonly entries: ReadonlyArray<HistoryEntry>; readonly dropped: boolean } | undefined {
+    const kept = this.histories.get(uuid)
+    return kept === undefined ? undefined : { entries: [...kept.entries].reverse(), dropped: kept.dropped }
+  }
+
+  /** Every node known: with GPUs, or with a reading; by name. */
+  nodes(): ReadonlyArray<string> {
+    if (this.nodeNames === undefined) {
+      const names = new Set([...this.nodeGpus.keys(), ...this.readings.keys()])
+      this.nodeNames = [...names].sort()
+    }
+    return this.nodeNames
+  }
+
+  private forgetReading(name: string): void {
+    if (this.readings.delete(name) && !this.nodeGpus.has(name)) this.nodeNames = undefined
+  }
+
+  private put(known: KnownGpu): void {
+    const before = this.gpus.get(known.uuid)
+    const since =
+      before === undefined ? known.firstSeen : before.known.node === known.node ? before.since : known.lastSeen
+    this.gpus.set(known.uuid, { known, since })
+    if (before !== undefined && before.known.node !== known.node) this.leaveNode(before.known.node, known.uuid)
+    if (before === undefined || before.known.node !== known.node) {
+      const onNode = this.nodeGpus.get(known.node)
+      if (onNode === undefined) {
+        this.nodeGpus.set(known.node, new Set([known.uuid]))
+        if (!this.readings.has(known.node)) this.nodeNames = undefined
+      } else onNode.add(known.uuid)
+    }
+    this.bySerial.set(known.uuid, known.gpu.serial === undefined ? undefined : lower(known.gpu.serial))
+    this.byUuid.set(known.uuid, uuidKey(known.uuid))
+    this.byNode.set(known.uuid, lower(known.node))
+    const chassis = chassisOf(known)
+    this.byChassis.set(known.uuid, chassis === "" ? undefined : lower(chassis))
+    this.order.set(known.uuid, orderKey(known))
+  }
+
+  private drop(uuid: string): void {
+    const before = this.gpus.get(uuid)
+    if (before === undefined) return
+    this.gpus.delete(uuid)
+    this.leaveNode(before.known.node, uuid)
+    for (const index of [this.bySerial, this.byUuid, this.byNode, this.byChassis, this.order])
+      index.set(uuid, undefined)
+  }
+
+  private leaveNode(node: string, uuid: string): void {
+    const onNode = this.nodeGpus.get(node)
+    if (onNode === undefined) return
+    onNode.delete(uuid)
+    if (onNode.size === 0) {
+      this.nodeGpus.delete(node)
+      if (!this.readings.has(node)) this.nodeNames = undefined
+    }
+  }
+
+  private remember(record: GpuRecord): void {
+    let kept = this.histories.get(record.uuid)
+    if (kept === undefined) {
+      kept = { entries: [], dropped: false }
+      if (this.histories.size >= this.historyGpus) {
+        const oldest = this.histories.keys().next().value
+        if (oldest !== undefined) this.histories.delete(oldest)
+      }
+    } else this.histories.delete(record.uuid)
+    // Re-inserted: the map's order is the order GPUs were last heard of.
+    this.histories.set(record.uuid, kept)
+    kept.entries.push(historyEntry(record))
+    if (kept.entries.length > this.historyPerGpu) {
+      kept.entries.shift()
+      kept.dropped = true
+    }
+  }
+}
+
+/** A record as one entry of a GPU's history. */
+export const historyEntry = (record: GpuRecord): HistoryEntry => ({
+  time: record.time,
+  event: record.event,
+  node: record.node,
+  machine: record.machine,
+  chassis: record.chassis,
+  ...(record.health === undefined ? {} : { healthState: record.health.state }),
+  ...(record.previousHealthState === undefined ? {} : { previousHealthState: record.previousHealthState }),
+  ...(record.previousNode === undefined ? {} : { previousNode: record.previousNode }),
+  ...(record.previousMachine === undefined ? {} : { previousMachine: record.previousMachine }),
+})

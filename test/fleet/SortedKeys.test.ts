@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest"
+import { SortedKeys } from "../../src/fleet/SortedKeys.ts"
+
+describe("SortedKeys", () => {
+  it("finds ids by key prefix and exact key, in key then id order", () => {
+    const keys = new SortedKeys()
+    keys.set("c", "node-b")
+    keys.set("a", "node-a")
+    keys.set("b", "node-ab")
+    keys.set("d", "node-a")
+    expect(keys.prefix("node-a")).toEqual(["a", "d", "b"])
+    expect(keys.exact("node-a")).toEqual(["a", "d"])
+    expect(keys.prefix("")).toEqual(["a", "d", "b", "c"])
+    expect(keys.prefix("x")).toEqual([])
+    expect(keys.countPrefix("node-")).toBe(4)
+  })
+
+  it("follows changes of key and removals, few or many at once", () => {
+    const keys = new SortedKeys()
+    for (let i = 0; i < 1000; i++) keys.set(`id-${i}`, `k-${String(i).padStart(4, "0")}`)
+    expect(keys.prefix("k-000")).toHaveLength(10)
+    keys.set("id-5", "a-moved")
+    keys.set("id-6", undefined)
+    expect(keys.exact("a-moved")).toEqual(["id-5"])
+    expect(keys.prefix("k-000")).toEqual(["id-0", "id-1", "id-2", "id-3", "id-4", "id-7", "id-8", "id-9"])
+    for (let i = 0; i < 500; i++) keys.set(`id-${i}`, undefined)
+    expect(keys.size).toBe(500)
+    expect(keys.all()[0]).toBe("id-500")
+    keys.set("id-900", "k-0900")
+    keys.set("id-900", "z")
+    keys.set("id-900", "k-0900")
+    expect(keys.exact("k-0900")).toEqual(["id-900"])
+    expect(keys.all()).toHaveLength(500)
+  })
+})
