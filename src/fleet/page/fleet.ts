@@ -143,9 +143,10 @@ const isCancelled = (error: unknown): boolean => error instanceof DOMException &
 
 /** Shows the token prompt in place of the view; the view renders again once a token is given. */
 const askForToken = (refused: boolean): void => {
-  tokenPrompt.hidden = false
-  tokenError.hidden = !refused
+  if (refused) tokenError.hidden = false
   viewRoot.hidden = true
+  if (!tokenPrompt.hidden) return
+  tokenPrompt.hidden = false
   tokenInput.focus()
 }
 
@@ -406,25 +407,25 @@ const renderHome = (search: Search, signal: AbortSignal): void => {
   const results = el("section", { class: "panel", "aria-labelledby": "results-title" })
   const suspects = el("div", {}, el("p", { class: "summary" }, "Loading…"))
   const events = el("div", {}, el("p", { class: "summary" }, "Loading…"))
-  viewRoot.replaceChildren(
-    results,
+  // Without a search the operator lands here: what needs attention comes first.
+  const overview = el(
+    "div",
+    { class: "columns" },
     el(
-      "div",
-      { class: "columns" },
-      el(
-        "section",
-        { class: "panel", "aria-labelledby": "suspects-title" },
-        el("h2", { id: "suspects-title" }, "Suspects"),
-        suspects,
-      ),
-      el(
-        "section",
-        { class: "panel", "aria-labelledby": "events-title" },
-        el("h2", { id: "events-title" }, "Recent moves, removals and health changes"),
-        events,
-      ),
+      "section",
+      { class: "panel", "aria-labelledby": "suspects-title" },
+      el("h2", { id: "suspects-title" }, "Suspects"),
+      suspects,
+    ),
+    el(
+      "section",
+      { class: "panel", "aria-labelledby": "events-title" },
+      el("h2", { id: "events-title" }, "Recent moves, removals and health changes"),
+      events,
     ),
   )
+  if (isEmptySearch(search)) viewRoot.replaceChildren(overview, results)
+  else viewRoot.replaceChildren(results, overview)
   renderResults(results, search, signal)
   const refresh = (): void => {
     void guarded(suspects, () => refreshSuspects(suspects, signal))
@@ -442,7 +443,7 @@ const traysOf = (gpus: ReadonlyArray<Gpu>): ReadonlyArray<readonly [string, Read
   const trays = new Map<string, Array<Gpu>>()
   for (const gpu of gpus) trays.set(gpu.node, [...(trays.get(gpu.node) ?? []), gpu])
   return [...trays.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))
     .map(
       ([node, members]) => [node, members.sort((a, b) => (a.moduleId ?? a.index) - (b.moduleId ?? b.index))] as const,
     )
@@ -473,13 +474,13 @@ const renderChassis = async (
               el(
                 "li",
                 {},
-                gpuLink(
-                  gpu.uuid,
-                  `${gpu.moduleId === undefined ? `#${String(gpu.index)}` : `module ${String(gpu.moduleId)}`}`,
+                el(
+                  "span",
+                  { class: "module" },
+                  gpu.moduleId === undefined ? `GPU ${String(gpu.index)}` : `module ${String(gpu.moduleId)}`,
                 ),
-                " ",
                 badge(gpu.health?.state),
-                el("span", { class: "serial" }, gpu.gpu),
+                gpuLink(gpu.uuid, gpu.gpu === "" ? gpu.uuid : gpu.gpu),
               ),
             ),
           ),
@@ -723,6 +724,7 @@ tokenForm.addEventListener("submit", (event) => {
   if (token === "") return
   storeToken(token)
   tokenInput.value = ""
+  tokenError.hidden = true
   render(true)
 })
 
