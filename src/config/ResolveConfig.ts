@@ -18,6 +18,9 @@ import type { ComponentConfig, ExporterConfig, ServiceConfig } from "./ServiceCo
 import {
   clusterNameSetting,
   exportersSetting,
+  fleetEventsSetting,
+  fleetPageSetting,
+  fleetTokenSetting,
   gpuInfoMetricSetting,
   leaderElectionSetting,
   leaderIdentitySetting,
@@ -328,6 +331,11 @@ export const resolvePipeline = (
       serverPort: values.require(serverPortSetting),
       serverAddress: values.require(serverAddressSetting),
       gpuInfoMetric: values.require(gpuInfoMetricSetting),
+    },
+    fleet: {
+      page: values.require(fleetPageSetting),
+      token: values.require(fleetTokenSetting),
+      events: values.require(fleetEventsSetting),
     },
     shutdownTimeoutMs: values.require(shutdownTimeoutSetting),
   }

@@ -16,6 +16,7 @@ export interface ServiceConfig {
   readonly exporters: ReadonlyArray<ExporterConfig>
   readonly leaderElection: LeaderElectionConfig
   readonly telemetry: TelemetryConfig
+  readonly fleet: FleetConfig
   /** From the first SIGTERM or SIGINT to exit: in-flight reads are abandoned, exporters flush within it. */
   readonly shutdownTimeoutMs: number
 }
@@ -57,4 +58,14 @@ export interface TelemetryConfig {
   readonly serverAddress: string
   /** Whether `gpu_serials_gpu_info` (one series per known GPU) is reported. */
   readonly gpuInfoMetric: boolean
+}
+
+/** The fleet page and JSON API on the health server. */
+export interface FleetConfig {
+  /** Whether `/`, `/assets` and `/api` are served. */
+  readonly page: boolean
+  /** Bearer token every `/api` call needs; empty: none. Secret. */
+  readonly token: string
+  /** Size of the ring of recent events. */
+  readonly events: number
 }

@@ -90,6 +90,43 @@ export const gpuInfoMetricSetting: Setting<boolean> = {
     "Whether /metrics and OTLP metric pushes carry gpu_serials_gpu_info, one series per known GPU with DCGM's labels (--no-gpu-info-metric leaves it out).",
 }
 
+/** The fleet page and JSON API on the health server (docs/api.md). */
+export const fleetPageSetting: Setting<boolean> = {
+  key: "service.fleet.page",
+  env: "FLEET_PAGE",
+  flag: "--fleet-page",
+  type: boolType,
+  default: true,
+  secret: "none",
+  label: "fleet page",
+  description:
+    "Whether the health server serves the fleet page (/, /assets) and its read-only JSON API (/api/v1); --no-fleet-page removes all three.",
+}
+
+export const fleetTokenSetting: Setting<string> = {
+  key: "service.fleet.token",
+  env: "FLEET_TOKEN",
+  type: stringType,
+  default: "",
+  secret: "value",
+  label: "fleet token",
+  description:
+    "When set, every /api call needs it as Authorization: Bearer <token> (the page asks for it); the page's shell and assets, /healthz, /readyz and /metrics stay open. Empty: no token.",
+  emptyEnvIsValue: true,
+}
+
+export const fleetEventsSetting: Setting<number> = {
+  key: "service.fleet.events",
+  env: "FLEET_EVENTS",
+  flag: "--fleet-events",
+  type: intType,
+  default: 1000,
+  secret: "none",
+  label: "fleet events",
+  bounds: { min: 0, max: 100_000 },
+  description: "How many recent events /api/v1/events keeps (added, moved, removed, health, observed); 0 keeps none.",
+}
+
 /** Kubernetes' default `terminationGracePeriodSeconds` is 30s: the default leaves a third of it spare. */
 export const shutdownTimeoutSetting: Setting<number> = {
   key: "service.shutdownTimeout",
@@ -236,6 +273,9 @@ export const serviceSettings: ReadonlyArray<AnySetting> = [
   serverPortSetting,
   serverAddressSetting,
   gpuInfoMetricSetting,
+  fleetPageSetting,
+  fleetTokenSetting,
+  fleetEventsSetting,
   shutdownTimeoutSetting,
   leaderElectionSetting,
   leaseNameSetting,

@@ -33,6 +33,7 @@ const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string
     NATS_URL: `nats://u:${secret("NATS_URL")}@nats-a:4222,nats://u:${secret("NATS_URL")}@nats-b:4222`,
   },
   NATS_TOKEN: { EXPORTER_TYPE: "nats", NATS_TOKEN: secret("NATS_TOKEN") },
+  FLEET_TOKEN: { FLEET_TOKEN: secret("FLEET_TOKEN") },
   NATS_PASSWORD: { EXPORTER_TYPE: "nats", NATS_USER: "gpu-serials", NATS_PASSWORD: secret("NATS_PASSWORD") },
   NATS_NKEY_SEED: { EXPORTER_TYPE: "nats", NATS_NKEY_SEED: nkeySeed },
   OTEL_EXPORTER_OTLP_ENDPOINT: {

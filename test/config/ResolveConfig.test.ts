@@ -61,6 +61,7 @@ describe("defaults", () => {
         identity: "",
       },
       telemetry: { logLevel: "info", serverPort: 8080, serverAddress: "", gpuInfoMetric: true },
+      fleet: { page: true, token: "", events: 1000 },
       shutdownTimeoutMs: 20_000,
     }
     expect(configOf({ env: cluster })).toEqual(expected)
