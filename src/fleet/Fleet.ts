@@ -1,6 +1,5 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { FleetView, type HistoryEntry } from "./FleetView.ts"
 
 /** Whether this replica leads (or runs alone), and what its answers come from. */
@@ -60,6 +59,4 @@ export class Fleet extends Context.Service<
       },
     })
   }
-
-  static readonly layer = (options: FleetOptions): Layer.Layer<Fleet> => Layer.sync(Fleet, () => Fleet.make(options))
 }

@@ -6,7 +6,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Fleet } from "../fleet/Fleet.ts"
+import type { Fleet } from "../fleet/Fleet.ts"
 import { fleetHandler, isFleetPath, methodNotAllowed } from "../fleet/FleetHttp.ts"
 import { defectMessage } from "../log/ShortMessage.ts"
 import { ServiceMeter } from "../metrics/ServiceMeter.ts"
@@ -19,6 +19,8 @@ export interface HealthServerOptions {
   readonly host?: string
   /** Deadline for answering one request; default 5s. A readiness answer that misses it is 503. */
   readonly requestTimeout?: Duration.Input
+  /** The fleet page and JSON API's state; without it `/`, `/assets` and `/api` are not served. */
+  readonly fleet?: Fleet["Service"]
 }
 
 /** The server could not listen (port in use, no permission, bad host). */
@@ -87,8 +89,7 @@ const close = (server: Server): Effect.Effect<void> =>
 /**
  * The service's own HTTP endpoints (PRODUCT.md §8): `/healthz` answers while the event loop does and
  * depends on nothing else; `/readyz` is 200 only when every readiness check passes, else 503 with the
- * failing checks named; `/metrics` is the Prometheus text of the service's meter; where the service offers
- * the `Fleet`, the fleet page and JSON API (docs/api.md) answer on `/`, `/assets` and `/api`. Closing the layer
+ * failing checks named; `/metrics` is the Prometheus text of the service's meter; given the `fleet`, the fleet page and JSON API (docs/api.md) answer on `/`, `/assets` and `/api`. Closing the layer
  * stops listening and cuts open connections.
  */
 export class HealthServer extends Context.Service<
@@ -109,8 +110,7 @@ export class HealthServer extends Context.Service<
         const requestTimeout = Duration.fromInputUnsafe(options.requestTimeout ?? Duration.seconds(5))
         const missedDeadline = `did not answer within ${Duration.format(requestTimeout)}`
         const runFork = yield* FiberSet.makeRuntime<never, void, never>()
-        const fleet = yield* Effect.serviceOption(Fleet)
-        const answerFleet = Option.isSome(fleet) ? fleetHandler(fleet.value, { requestTimeout }) : undefined
+        const answerFleet = options.fleet === undefined ? undefined : fleetHandler(options.fleet, { requestTimeout })
 
         const answerReadiness = (response: ServerResponse): Effect.Effect<void> =>
           checks.readiness.pipe(

@@ -15,6 +15,8 @@ export interface Elector {
   /** The holder identity this replica writes into the lease. */
   readonly identity: string
   readonly lead: Effect.Effect<LeadershipTerm, never, Scope.Scope>
+  /** The holder identity of the lease as this replica last read it; undefined while unknown or unheld. */
+  readonly holder?: Effect.Effect<string | undefined>
 }
 
 /** One term of leadership, from acquiring the lease to losing or releasing it. */

@@ -5,6 +5,7 @@ import type * as Scope from "effect/Scope"
 import type { CreateSettings } from "../component/Component.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import type { ComponentConfig, ServiceConfig } from "../config/ServiceConfig.ts"
+import { Fleet, type FleetRole } from "../fleet/Fleet.ts"
 import { HealthServer } from "../health/HealthServer.ts"
 import { ReadinessChecks } from "../health/ReadinessChecks.ts"
 import { ServiceMetrics } from "../metrics/ServiceMetrics.ts"
@@ -38,7 +39,56 @@ const exporterStatsInterval = "5 seconds"
  * (each one logs what it could not write), the server closes.
  */
 export const runGpuSerialsService = (options: GpuSerialsServiceOptions) =>
-  Effect.scoped(run(options)).pipe(Effect.provide(serviceTelemetry(options.config, options.serviceVersion)))
+  Effect.suspend(() => {
+    const fleet = fleetOf(options.config)
+    return Effect.scoped(run(options, fleet)).pipe(
+      Effect.provide(serviceTelemetry(options.config, options.serviceVersion, fleet)),
+    )
+  })
+
+/** The fleet page and API's state when `FLEET_PAGE` is on. */
+const fleetOf = (config: ServiceConfig): Fleet["Service"] | undefined =>
+  config.fleet.page
+    ? Fleet.make({
+        cluster: config.clusterName,
+        eventCapacity: config.fleet.events,
+        ...(config.fleet.token === "" ? {} : { token: config.fleet.token }),
+      })
+    : undefined
+
+/** Tells the fleet whether this replica follows, with the lease's holder as this replica last read it. */
+const following = (fleet: Fleet["Service"] | undefined, elector: Elector) =>
+  fleet === undefined
+    ? Effect.void
+    : (elector.holder ?? Effect.succeed(undefined)).pipe(
+        Effect.flatMap((holder) =>
+          Effect.sync(() => {
+            fleet.view.clearInventory()
+            fleet.setRole(followerRole(holder, elector))
+          }),
+        ),
+      )
+
+const followerRole = (holder: string | undefined, elector: Elector): FleetRole => ({
+  role: "follower",
+  source: "none",
+  ...(holder === undefined || holder === elector.identity ? {} : { leader: holder }),
+})
+
+/** Keeps a follower's fleet status naming the lease's current holder. */
+const followLeader = (fleet: Fleet["Service"] | undefined, elector: Elector) =>
+  fleet === undefined || elector.holder === undefined
+    ? Effect.void
+    : elector.holder.pipe(
+        Effect.flatMap((holder) =>
+          Effect.sync(() => {
+            if (fleet.role().role === "follower") fleet.setRole(followerRole(holder, elector))
+          }),
+        ),
+        Effect.repeat(Schedule.spaced("2 seconds")),
+        Effect.asVoid,
+        Effect.forkScoped,
+      )
 
 /**
  * The exporters and their fan-out, for the service's lifetime: readiness check `exporters`, their
@@ -107,7 +157,7 @@ const electorOf = (
     : factory.elector(config.config, lease, { id: config.id, ...settings })
 }
 
-const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions) {
+const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions, fleet: Fleet["Service"] | undefined) {
   const { config } = options
   const metrics = yield* ServiceMetrics
   const server = yield* HealthServer
@@ -126,7 +176,16 @@ const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions) {
     receiver,
     processor,
     settings,
-    consumer: EventConsumer.of({ export: fanout.export }),
+    consumer: EventConsumer.of({
+      export:
+        fleet === undefined
+          ? fanout.export
+          : (events) =>
+              Effect.andThen(
+                Effect.sync(() => fleet.view.record(events)),
+                fanout.export(events),
+              ),
+    }),
     stores: storeHost({
       stores: registry.stores,
       exporters: options.exporters,
@@ -135,6 +194,7 @@ const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions) {
     }),
     readiness,
     shutdown,
+    ...(fleet === undefined ? {} : { fleet }),
   }
 
   yield* Effect.logInfo("gpu-serials running").pipe(
@@ -149,17 +209,25 @@ const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions) {
   if (elector === undefined) {
     // Without leader election this replica is the only one: one term for the whole run.
     yield* metrics.leaderChanged(true)
+    fleet?.setRole({ role: "single", source: "inventory" })
     return yield* Effect.scoped(Effect.flatten(PipelineTerm.start(term)))
   }
   yield* metrics.leaderChanged(false)
+  yield* following(fleet, elector)
+  yield* followLeader(fleet, elector)
   // Terms follow each other until the receiver stops or the service is interrupted.
   while (true) {
     const receiverStopped = yield* Effect.scoped(
       Effect.gen(function* () {
         // Registered first, so it runs last: the gauge drops once the term's work has stopped and the lease is released.
-        yield* Effect.addFinalizer(() => Effect.andThen(metrics.leaderChanged(false), readiness.follow))
+        yield* Effect.addFinalizer(() =>
+          Effect.andThen(metrics.leaderChanged(false), readiness.follow).pipe(
+            Effect.andThen(following(fleet, elector)),
+          ),
+        )
         const lease = yield* elector.lead
         yield* metrics.leaderChanged(true)
+        fleet?.setRole({ role: "leader", leader: elector.identity, source: "inventory" })
         const deliver = yield* PipelineTerm.start(term)
         return yield* Effect.raceFirst(Effect.as(deliver, true), Effect.as(lease.lost, false))
       }),

@@ -4,6 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import type { ComponentConfig } from "../config/ServiceConfig.ts"
+import type { Fleet } from "../fleet/Fleet.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
 import { InventoryFeed } from "../pipeline/InventoryFeed.ts"
 import { InventoryStores } from "../pipeline/InventoryStore.ts"
@@ -23,6 +24,8 @@ export interface PipelineTermParts {
   readonly stores: InventoryStores["Service"]
   readonly readiness: TermReadiness
   readonly shutdown: ServiceShutdown
+  /** The fleet page and API's state: sees the term's changes of the inventory and its node readings. */
+  readonly fleet?: Fleet["Service"]
 }
 
 /**
@@ -33,10 +36,23 @@ export interface PipelineTermParts {
  * processor flushes its store.
  */
 export const start = Effect.fnUntraced(function* (parts: PipelineTermParts) {
-  const { receiver, processor, settings, consumer, stores, readiness, shutdown } = parts
+  const { receiver, processor, settings, consumer, stores, readiness, shutdown, fleet } = parts
   yield* readiness.lead
-  // The term's processor publishes its changes here; its receiver mirrors them (the node labeller).
-  const feed = yield* InventoryFeedQueue.make
+  // The term's processor publishes its changes here; its receiver mirrors them (the node labeller), and
+  // the fleet API's view takes them as they are published.
+  const queue = yield* InventoryFeedQueue.make
+  if (fleet !== undefined) fleet.view.clearInventory()
+  const feed: InventoryFeed["Service"] =
+    fleet === undefined
+      ? queue
+      : {
+          ...queue,
+          publish: (changes) =>
+            Effect.andThen(
+              Effect.sync(() => fleet.view.apply(changes)),
+              queue.publish(changes),
+            ),
+        }
   const offered = <A, E, R>(component: Effect.Effect<A, E, R>) =>
     component.pipe(
       Effect.provideService(EventConsumer, consumer),
@@ -58,7 +74,13 @@ export const start = Effect.fnUntraced(function* (parts: PipelineTermParts) {
   )
   yield* readiness.add("informers", source.health)
   yield* readiness.add("readings", source.readings)
-  const deliver = Queue.take(source.observations).pipe(Effect.flatMap(running.observe), Effect.forever)
+  const deliver = Queue.take(source.observations).pipe(
+    fleet === undefined
+      ? (taken) => taken
+      : Effect.tap((observation) => Effect.sync(() => fleet.view.observe(observation))),
+    Effect.flatMap(running.observe),
+    Effect.forever,
+  )
   yield* Effect.addFinalizer((exit) =>
     Effect.gen(function* () {
       if (Exit.hasInterrupts(exit)) yield* shutdown.begin

@@ -2,6 +2,7 @@ import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import { ShutdownDeadline } from "../component/ShutdownDeadline.ts"
 import type { ServiceConfig } from "../config/ServiceConfig.ts"
+import type { Fleet } from "../fleet/Fleet.ts"
 import { HealthServer } from "../health/HealthServer.ts"
 import { ReadinessChecks } from "../health/ReadinessChecks.ts"
 import * as ServiceInstruments from "../metrics/ServiceInstruments.ts"
@@ -12,13 +13,14 @@ const readinessNames = ["informers", "readings", "inventory", "exporters"] as co
 /**
  * What the service's own observability is made of: the shutdown deadline every component closes within,
  * the readiness checks, the metric instruments, and the health server answering /healthz, /readyz and
- * /metrics on the configured address and port.
+ * /metrics on the configured address and port, and the fleet page and API when given the fleet.
  */
-export const serviceTelemetry = (config: ServiceConfig, serviceVersion: string) => {
+export const serviceTelemetry = (config: ServiceConfig, serviceVersion: string, fleet?: Fleet["Service"]) => {
   const address = config.telemetry.serverAddress
   return HealthServer.layer({
     port: config.telemetry.serverPort,
     ...(address === "" ? {} : { host: address }),
+    ...(fleet === undefined ? {} : { fleet }),
   }).pipe(
     Layer.provideMerge(
       Layer.mergeAll(

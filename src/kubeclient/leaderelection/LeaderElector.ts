@@ -159,5 +159,11 @@ export const make = (lock: LeaseLock, settings: LeaseSettings): Effect.Effect<El
       return { lost: Deferred.await(lost) }
     })
 
-    return { identity: settings.identity, lead }
+    const holder = Ref.get(state).pipe(
+      Effect.map(({ observed }) => {
+        const identity = observed?.record.holderIdentity ?? ""
+        return identity === "" ? undefined : identity
+      }),
+    )
+    return { identity: settings.identity, lead, holder }
   })
