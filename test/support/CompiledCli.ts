@@ -20,8 +20,17 @@ const sourceFiles = (folder: string): ReadonlyArray<string> =>
     .filter((name) => name.endsWith(".ts"))
     .map((name) => join(folder, name))
 
-/** The compiled twin of a source file (`src/cli/Main.ts` → `dist/src/cli/Main.js`). */
-const compiledOf = (source: string): string => join("dist", source.replace(/\.ts$/, ".js"))
+/** Sources of the fleet page, which `npm run build` compiles for the browser into `dist/fleet-page/`. */
+const fleetPageSources = join("src", "fleet", "page")
+
+/**
+ * The compiled twin of a source file (`src/cli/Main.ts` → `dist/src/cli/Main.js`; the fleet page's
+ * `src/fleet/page/fleet.ts` → `dist/fleet-page/fleet.js`).
+ */
+const compiledOf = (source: string): string =>
+  source.startsWith(`${fleetPageSources}/`)
+    ? join("dist", "fleet-page", source.slice(fleetPageSources.length + 1).replace(/\.ts$/, ".js"))
+    : join("dist", source.replace(/\.ts$/, ".js"))
 
 /**
  * The first source whose compiled file is missing or older than it, with that compiled file; nothing
