@@ -334,25 +334,48 @@ const suspectNodeRow = (node: NodeSummary): HTMLTableRowElement =>
     cell(`${count(node.gpus)} GPUs`),
   )
 
+/** A suspect GPU, compact: the overview shows it beside the recent events. */
+const suspectGpuRow = (gpu: Gpu): HTMLTableRowElement =>
+  el(
+    "tr",
+    { "data-testid": "suspect-row" },
+    cell(gpuLink(gpu.uuid, gpu.gpu === "" ? gpu.uuid : gpu.gpu)),
+    cell(nodeLink(gpu.node)),
+    cell(badge(gpu.health?.state), " ", (gpu.health?.reasons ?? []).join(", ")),
+    cell(gpu.product ?? ""),
+  )
+
 const refreshSuspects = async (target: HTMLElement, signal: AbortSignal): Promise<void> => {
-  const [gpus, nodes] = await Promise.all([
-    getJson<GpuPage>(gpuListPath({ health: "failed,degraded" }, suspectsLimit), signal),
+  // Failed before degraded, each bounded: many degraded GPUs never push a failed one out of view.
+  const [failed, degraded, nodes] = await Promise.all([
+    getJson<GpuPage>(gpuListPath({ health: "failed" }, suspectsLimit), signal),
+    getJson<GpuPage>(gpuListPath({ health: "degraded" }, suspectsLimit), signal),
     getJson<NodePage>(`/api/v1/nodes?failing=true&limit=${String(suspectsLimit)}`, signal),
   ])
-  const more = (shown: number, total: number, search: View): Child =>
-    total > shown
-      ? el("p", { class: "hint" }, `${count(total - shown)} more: `, link(search, "list them all"))
+  const more = (page: GpuPage, health: string): Child =>
+    page.total > page.items.length
+      ? el(
+          "p",
+          { class: "hint" },
+          `${count(page.total - page.items.length)} more: `,
+          link({ kind: "home", search: { health } }, `list every ${health} GPU`),
+        )
       : undefined
+  const gpuTable = (page: GpuPage, health: string): HTMLElement =>
+    table(
+      `${health} GPUs`,
+      ["Serial", "Node", "Health", "Model"],
+      page.items.map(suspectGpuRow),
+      `No GPU is ${health}.`,
+    )
   fill(
     target,
-    el("h3", {}, `GPUs failed or degraded (${count(gpus.total)})`),
-    table(
-      "Failed and degraded GPUs",
-      gpuHeaders,
-      gpus.items.map((gpu) => gpuRow(gpu, "suspect-row")),
-      "No GPU is failed or degraded.",
-    ),
-    more(gpus.items.length, gpus.total, { kind: "home", search: { health: "failed,degraded" } }),
+    el("h3", {}, `Failed GPUs (${count(failed.total)})`),
+    gpuTable(failed, "failed"),
+    more(failed, "failed"),
+    el("h3", {}, `Degraded GPUs (${count(degraded.total)})`),
+    gpuTable(degraded, "degraded"),
+    more(degraded, "degraded"),
     el("h3", {}, `Nodes whose last reading failed (${count(nodes.total)})`),
     table(
       "Failing nodes",
@@ -388,7 +411,6 @@ const eventRow = (event: EventRecord): HTMLTableRowElement =>
     cell(el("span", { class: `event event-${event.event}` }, event.event)),
     cell(gpuLink(event.uuid, event.gpu === "" ? event.uuid : event.gpu)),
     cell(eventDetail(event)),
-    cell(chassisLink(event.chassis)),
   )
 
 const refreshEvents = async (target: HTMLElement, signal: AbortSignal): Promise<void> => {
@@ -396,7 +418,7 @@ const refreshEvents = async (target: HTMLElement, signal: AbortSignal): Promise<
   target.replaceChildren(
     table(
       "Recent moves, removals and health changes",
-      ["Time", "Event", "GPU", "What changed", "Chassis"],
+      ["Time", "Event", "GPU", "What changed"],
       events.items.map(eventRow),
       `No move, removal or health change among the last ${count(events.capacity)} events.`,
     ),
