@@ -48,6 +48,12 @@ export const getJson = async <A>(path: string, signal?: AbortSignal): Promise<A>
     signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
     credentials: "same-origin",
     cache: "no-cache",
+  }).catch((error: unknown) => {
+    if (error instanceof DOMException && error.name === "TimeoutError") {
+      throw new ApiFailure(`The service did not answer within ${String(requestTimeoutMs / 1000)} seconds.`)
+    }
+    if (error instanceof TypeError) throw new ApiFailure("The service could not be reached.")
+    throw error
   })
   if (response.status === 401) throw new Unauthorized()
   if (response.status === 404) throw new NotFound(await messageOf(response))

@@ -425,11 +425,30 @@ const refreshEvents = async (target: HTMLElement, signal: AbortSignal): Promise<
   )
 }
 
+/** The home view on screen: a new search there renders only its results, the overview keeps refreshing. */
+interface ShownHome {
+  readonly results: HTMLElement
+  readonly overview: HTMLElement
+  readonly signal: AbortSignal
+  searchRequests: AbortController
+}
+
+let shownHome: ShownHome | undefined
+
+/** Shows a search's results in the home view on screen, cancelling the previous search's requests. */
+const showSearch = (home: ShownHome, search: Search): void => {
+  home.searchRequests.abort()
+  home.searchRequests = new AbortController()
+  // Without a search the operator lands here: what needs attention comes first.
+  if (isEmptySearch(search)) viewRoot.replaceChildren(home.overview, home.results)
+  else viewRoot.replaceChildren(home.results, home.overview)
+  renderResults(home.results, search, AbortSignal.any([home.signal, home.searchRequests.signal]))
+}
+
 const renderHome = (search: Search, signal: AbortSignal): void => {
   const results = el("section", { class: "panel", "aria-labelledby": "results-title" })
   const suspects = el("div", {}, el("p", { class: "summary" }, "Loading…"))
   const events = el("div", {}, el("p", { class: "summary" }, "Loading…"))
-  // Without a search the operator lands here: what needs attention comes first.
   const overview = el(
     "div",
     { class: "columns" },
@@ -446,9 +465,8 @@ const renderHome = (search: Search, signal: AbortSignal): void => {
       events,
     ),
   )
-  if (isEmptySearch(search)) viewRoot.replaceChildren(overview, results)
-  else viewRoot.replaceChildren(results, overview)
-  renderResults(results, search, signal)
+  shownHome = { results, overview, signal, searchRequests: new AbortController() }
+  showSearch(shownHome, search)
   const refresh = (): void => {
     void guarded(suspects, () => refreshSuspects(suspects, signal))
     void guarded(events, () => refreshEvents(events, signal))
@@ -695,6 +713,7 @@ const render = (moveFocus: boolean): void => {
   viewRequests.abort()
   viewRequests = new AbortController()
   const signal = viewRequests.signal
+  shownHome = undefined
   const view = viewOf(location.pathname, location.search)
   document.title = titleOf(view)
   tokenPrompt.hidden = true
@@ -727,7 +746,15 @@ const searchNow = (mode: "push" | "replace"): void => {
   const search = current.kind === "home" ? current.search : {}
   const next = withFilter(search, "q", searchInput.value)
   if (current.kind === "home" && next.q === current.search.q) return
-  navigate({ kind: "home", search: next }, current.kind === "home" ? mode : "push")
+  const view: View = { kind: "home", search: next }
+  if (current.kind !== "home" || shownHome === undefined) {
+    navigate(view, "push")
+    return
+  }
+  if (mode === "push") history.pushState(null, "", locationOf(view))
+  else history.replaceState(null, "", locationOf(view))
+  document.title = titleOf(view)
+  showSearch(shownHome, next)
 }
 
 searchInput.addEventListener("input", () => {
