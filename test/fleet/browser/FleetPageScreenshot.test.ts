@@ -13,6 +13,7 @@ let service: FleetService
 let browser: HeadlessChromium
 
 beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true })
   service = await startDemo()
   browser = await startChromium({ viewport: { width: 1280, height: 800 } })
 }, 90_000)
@@ -33,7 +34,6 @@ describe("the fleet page against gpu-serials demo", () => {
     const inChassis = list.body.items.filter((item) => item.chassis === tray.chassis).length
     await eventually(() => rows.count()).toBe(Math.min(inChassis, 100))
     expect(await rows.first().textContent()).toContain(tray.chassis)
-    mkdirSync(artifacts, { recursive: true })
     const path = join(artifacts, "fleet-page.png")
     await page.screenshot({ path, fullPage: false })
     expect(statSync(path).size).toBeGreaterThan(10_000)
