@@ -1,4 +1,5 @@
 import { cpus } from "node:os"
+import { apiBench } from "./ApiBench.ts"
 import { cliBench } from "./CliBench.ts"
 import { fleetPageBench } from "./FleetPageBench.ts"
 import { httpBench } from "./HttpBench.ts"
@@ -44,6 +45,7 @@ if (wanted("http")) print(await httpBench())
 if (wanted("postgres")) print(await postgresBench())
 if (wanted("cli")) print(cliBench(Math.max(runs, 3)))
 if (wanted("scrape")) print(await scrapeBench())
+if (wanted("api")) print(await apiBench())
 if (wanted("api")) print(await fleetPageBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario, runs))
 if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))

@@ -2,7 +2,7 @@ import type { GpuRecord } from "../domain/GpuRecord.ts"
 import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import { chassisOf, type KnownGpu } from "../domain/KnownGpu.ts"
 import { machineIdentity } from "../domain/ProviderId.ts"
-import { type FleetGpu, type FleetView, orderKey, uuidKey } from "./FleetView.ts"
+import { type FleetGpu, type FleetView, uuidKey } from "./FleetView.ts"
 
 /** A request parameter the API cannot take: answered 400 `bad-parameter` naming it. */
 export interface BadParameter {
@@ -208,9 +208,20 @@ const healthOf = (known: KnownGpu): HealthFilter => known.health?.state ?? "unkn
 
 const startsWithGpu = (q: string): boolean => "gpu-".startsWith(q) || q.startsWith("gpu-")
 
+/** Whether `q` (lower case) is a prefix of every UUID: `g`, `gp`, `gpu`, `gpu-`. */
+const everyUuid = (q: string): boolean => q.length <= 4 && "gpu-".startsWith(q)
+
 /** The UUIDs a `q` prefix matches: a prefix of the serial, UUID (with or without `GPU-`), node or chassis. */
 const qCandidates = (view: FleetView, q: string): Set<string> | "all" => {
-  if (q.length < 4 && "gpu-".startsWith(q)) return "all"
+  if (everyUuid(q)) return "all"
+  const uuidPrefix = startsWithGpu(q) ? q.slice(4) : q
+  const wide =
+    view.bySerial.countPrefix(q) +
+    view.byNode.countPrefix(q) +
+    view.byChassis.countPrefix(q) +
+    view.byUuid.countPrefix(uuidPrefix)
+  // A wide prefix: testing each GPU on the walk costs less than collecting the matches first.
+  if (wide * 16 > view.gpus.size) return "all"
   const matched = new Set<string>()
   const add = (ids: ReadonlyArray<string>) => {
     for (const id of ids) matched.add(id)
@@ -218,26 +229,43 @@ const qCandidates = (view: FleetView, q: string): Set<string> | "all" => {
   add(view.bySerial.prefix(q))
   add(view.byNode.prefix(q))
   add(view.byChassis.prefix(q))
-  add(view.byUuid.prefix(startsWithGpu(q) ? q.slice(4) : q))
+  add(view.byUuid.prefix(uuidPrefix))
   return matched
 }
 
-const matchesQ = (known: KnownGpu, q: string): boolean =>
-  (q.length < 4 && "gpu-".startsWith(q)) ||
-  (known.gpu.serial ?? "").toLowerCase().startsWith(q) ||
-  known.node.toLowerCase().startsWith(q) ||
-  chassisOf(known).toLowerCase().startsWith(q) ||
-  uuidKey(known.uuid).startsWith(startsWithGpu(q) ? q.slice(4) : q)
+type Test = (entry: FleetGpu) => boolean
 
-/** Whether a GPU passes every filter of a query. */
-const matches = (known: KnownGpu, query: GpuQuery, q: string | undefined, model: string | undefined): boolean =>
-  (q === undefined || matchesQ(known, q)) &&
-  (query.serial === undefined || (known.gpu.serial ?? "").toLowerCase() === query.serial.toLowerCase()) &&
-  (query.uuid === undefined || uuidKey(known.uuid) === uuidKey(query.uuid)) &&
-  (query.node === undefined || known.node.toLowerCase() === query.node.toLowerCase()) &&
-  (query.chassis === undefined || chassisOf(known).toLowerCase() === query.chassis.toLowerCase()) &&
-  (model === undefined || (known.gpu.product ?? "").toLowerCase().includes(model)) &&
-  (query.health === undefined || query.health.has(healthOf(known)))
+/** The tests of a query's filters, less the one its candidates were found by. */
+const testsOf = (query: GpuQuery, by: keyof GpuQuery | undefined): ReadonlyArray<Test> => {
+  const tests: Array<Test> = []
+  const q = query.q?.toLowerCase()
+  if (q !== undefined && by !== "q" && !everyUuid(q)) {
+    const uuidPrefix = startsWithGpu(q) ? q.slice(4) : q
+    tests.push(
+      (entry) =>
+        entry.serialKey.startsWith(q) ||
+        entry.nodeKey.startsWith(q) ||
+        entry.chassisKey.startsWith(q) ||
+        entry.uuidKey.startsWith(uuidPrefix),
+    )
+  }
+  const exact = (name: "serial" | "node" | "chassis", field: "serialKey" | "nodeKey" | "chassisKey") => {
+    const value = query[name]?.toLowerCase()
+    if (value !== undefined && by !== name) tests.push((entry) => entry[field] === value)
+  }
+  exact("serial", "serialKey")
+  exact("node", "nodeKey")
+  exact("chassis", "chassisKey")
+  if (query.uuid !== undefined && by !== "uuid") {
+    const key = uuidKey(query.uuid)
+    tests.push((entry) => entry.uuidKey === key)
+  }
+  const model = query.model?.toLowerCase()
+  if (model !== undefined) tests.push((entry) => entry.productKey.includes(model))
+  const health = query.health
+  if (health !== undefined) tests.push((entry) => health.has(healthOf(entry.known)))
+  return tests
+}
 
 export interface Page<T> {
   readonly items: ReadonlyArray<T>
@@ -248,31 +276,59 @@ export interface Page<T> {
 /** The GPUs a query matches, in order (node, index, UUID), one page after its cursor. */
 export const findGpus = (view: FleetView, query: GpuQuery): Page<FleetGpu> => {
   const q = query.q?.toLowerCase()
-  const model = query.model?.toLowerCase()
-  // The narrowest index names the candidates; the filters then judge each.
-  let candidates: ReadonlyArray<string> | Set<string> | "all"
-  if (query.uuid !== undefined) candidates = view.byUuid.exact(uuidKey(query.uuid))
-  else if (query.serial !== undefined) candidates = view.bySerial.exact(query.serial.toLowerCase())
-  else if (query.node !== undefined) candidates = view.byNode.exact(query.node.toLowerCase())
-  else if (query.chassis !== undefined) candidates = view.byChassis.exact(query.chassis.toLowerCase())
-  else if (q !== undefined) candidates = qCandidates(view, q)
-  else candidates = "all"
+  // The narrowest index names the candidates; the other filters then judge each.
+  let candidates: ReadonlyArray<string> | Set<string> | "all" = "all"
+  let by: keyof GpuQuery | undefined
+  if (query.uuid !== undefined) [candidates, by] = [view.byUuid.exact(uuidKey(query.uuid)), "uuid"]
+  else if (query.serial !== undefined) [candidates, by] = [view.bySerial.exact(query.serial.toLowerCase()), "serial"]
+  else if (query.node !== undefined) [candidates, by] = [view.byNode.exact(query.node.toLowerCase()), "node"]
+  else if (query.chassis !== undefined)
+    [candidates, by] = [view.byChassis.exact(query.chassis.toLowerCase()), "chassis"]
+  else if (q !== undefined) {
+    candidates = qCandidates(view, q)
+    // Candidates "all" for a wide prefix leave the prefix to its test.
+    by = candidates === "all" && !everyUuid(q) ? undefined : "q"
+  }
+  const tests = testsOf(query, by)
+  const passes = (entry: FleetGpu): boolean => {
+    for (const test of tests) if (!test(entry)) return false
+    return true
+  }
+
+  if (candidates === "all" && tests.length === 0) {
+    // The whole fleet in order: the page is read off the order index.
+    const order = view.order.all()
+    const from = query.cursor === undefined ? 0 : view.order.lowerBound(query.cursor, "\uffff")
+    const items = order.slice(from, from + query.limit).flatMap((uuid) => {
+      const entry = view.gpus.get(uuid)
+      return entry === undefined ? [] : [entry]
+    })
+    const last = items[items.length - 1]
+    return {
+      items,
+      total: order.length,
+      ...(from + items.length < order.length && last !== undefined ? { nextCursor: encodeCursor(last.order) } : {}),
+    }
+  }
 
   const matched: Array<FleetGpu> = []
-  const judge = (uuid: string) => {
-    const entry = view.gpus.get(uuid)
-    if (entry !== undefined && matches(entry.known, query, q, model)) matched.push(entry)
-  }
-  const size = candidates === "all" ? view.gpus.size : "size" in candidates ? candidates.size : candidates.length
+  const size = candidates === "all" ? view.gpus.size : candidates instanceof Set ? candidates.size : candidates.length
   if (candidates === "all" || size * 16 > view.gpus.size) {
     // Many candidates: walking the order once beats sorting them.
     const inSet = candidates === "all" ? undefined : candidates instanceof Set ? candidates : new Set(candidates)
-    for (const uuid of view.order.all()) if (inSet === undefined || inSet.has(uuid)) judge(uuid)
+    for (const uuid of view.order.all()) {
+      if (inSet !== undefined && !inSet.has(uuid)) continue
+      const entry = view.gpus.get(uuid)
+      if (entry !== undefined && passes(entry)) matched.push(entry)
+    }
   } else {
-    for (const uuid of candidates) judge(uuid)
-    matched.sort((a, b) => compareKeys(orderKey(a.known), orderKey(b.known)))
+    for (const uuid of candidates) {
+      const entry = view.gpus.get(uuid)
+      if (entry !== undefined && passes(entry)) matched.push(entry)
+    }
+    matched.sort((a, b) => compareKeys(a.order, b.order))
   }
-  return pageOf(matched, (entry) => orderKey(entry.known), query)
+  return pageOf(matched, (entry) => entry.order, query)
 }
 
 const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
@@ -362,7 +418,7 @@ export const nodeDetail = (view: FleetView, name: string) => {
       const entry = view.gpus.get(uuid)
       return entry === undefined ? [] : [entry]
     })
-    .sort((a, b) => compareKeys(orderKey(a.known), orderKey(b.known)))
+    .sort((a, b) => compareKeys(a.order, b.order))
   const providerId = reading?.providerId ?? gpus[0]?.known.providerId
   return {
     ...nodeItem(view, name),

@@ -10,6 +10,14 @@ export interface FleetGpu {
   readonly known: KnownGpu
   /** When it arrived on its current node, or was first seen. */
   readonly since: Date
+  /** Its place in list answers (`orderKey`). */
+  readonly order: string
+  /** Lower-cased, for searches: serial ("" when none), UUID without `GPU-`, node, chassis ("" when none), product. */
+  readonly serialKey: string
+  readonly uuidKey: string
+  readonly nodeKey: string
+  readonly chassisKey: string
+  readonly productKey: string
 }
 
 /** The last reading of a node, good or failed. */
@@ -186,7 +194,18 @@ export class FleetView {
     const before = this.gpus.get(known.uuid)
     const since =
       before === undefined ? known.firstSeen : before.known.node === known.node ? before.since : known.lastSeen
-    this.gpus.set(known.uuid, { known, since })
+    const chassis = chassisOf(known)
+    const entry: FleetGpu = {
+      known,
+      since,
+      order: orderKey(known),
+      serialKey: lower(known.gpu.serial ?? ""),
+      uuidKey: uuidKey(known.uuid),
+      nodeKey: lower(known.node),
+      chassisKey: lower(chassis),
+      productKey: lower(known.gpu.product ?? ""),
+    }
+    this.gpus.set(known.uuid, entry)
     if (before !== undefined && before.known.node !== known.node) this.leaveNode(before.known.node, known.uuid)
     if (before === undefined || before.known.node !== known.node) {
       const onNode = this.nodeGpus.get(known.node)
@@ -195,12 +214,11 @@ export class FleetView {
         if (!this.readings.has(known.node)) this.nodeNames = undefined
       } else onNode.add(known.uuid)
     }
-    this.bySerial.set(known.uuid, known.gpu.serial === undefined ? undefined : lower(known.gpu.serial))
-    this.byUuid.set(known.uuid, uuidKey(known.uuid))
-    this.byNode.set(known.uuid, lower(known.node))
-    const chassis = chassisOf(known)
-    this.byChassis.set(known.uuid, chassis === "" ? undefined : lower(chassis))
-    this.order.set(known.uuid, orderKey(known))
+    this.bySerial.set(known.uuid, entry.serialKey === "" ? undefined : entry.serialKey)
+    this.byUuid.set(known.uuid, entry.uuidKey)
+    this.byNode.set(known.uuid, entry.nodeKey)
+    this.byChassis.set(known.uuid, entry.chassisKey === "" ? undefined : entry.chassisKey)
+    this.order.set(known.uuid, entry.order)
   }
 
   private drop(uuid: string): void {

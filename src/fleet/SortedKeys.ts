@@ -1,8 +1,8 @@
 /**
  * A sorted array of (key, id) pairs, ordered by key then id, with prefix and exact ranges found by binary
- * search. Changes wait in a small set and are applied on the next read: a few by insertion into the
- * array, many at once by one rebuild, so loading a whole fleet costs one sort and a steady trickle of
- * changes costs a memory move each, never a sort per request.
+ * search. Changes wait in a set and are applied on the next read: a few by insertion into the array,
+ * more by sorting them alone and merging them in one pass, so loading a whole fleet costs one sort and
+ * a trickle of changes costs a memory move each, never a sort of the whole fleet per request.
  */
 export class SortedKeys {
   private keys: Array<string> = []
@@ -83,33 +83,65 @@ export class SortedKeys {
 
   private settle(): void {
     if (this.changed.size === 0) return
-    // Each insertion or removal moves the array once; past this many a sort is cheaper.
-    if (this.changed.size > 64 && this.changed.size * 32 > this.keys.length) this.rebuild()
-    else {
-      for (const [id, heldKey] of this.changed) {
-        if (heldKey !== undefined) {
-          const at = this.lowerBound(heldKey, id)
-          this.keys.splice(at, 1)
-          this.ids.splice(at, 1)
-        }
-        const key = this.current.get(id)
-        if (key !== undefined) {
-          const at = this.lowerBound(key, id)
-          this.keys.splice(at, 0, key)
-          this.ids.splice(at, 0, id)
-          this.held.set(id, key)
-        } else this.held.delete(id)
-      }
-    }
+    // A few changes move the array once each; more are sorted among themselves and merged in one pass.
+    if (this.changed.size <= 16 || this.changed.size * 512 <= this.keys.length) this.spliceChanges()
+    else this.mergeChanges()
     this.changed.clear()
   }
 
-  private rebuild(): void {
-    const pairs = [...this.current].sort(([idA, keyA], [idB, keyB]) =>
-      keyA < keyB ? -1 : keyA > keyB ? 1 : idA < idB ? -1 : idA > idB ? 1 : 0,
-    )
-    this.keys = pairs.map(([, key]) => key)
-    this.ids = pairs.map(([id]) => id)
-    this.held = new Map(this.current)
+  private spliceChanges(): void {
+    for (const [id, heldKey] of this.changed) {
+      if (heldKey !== undefined) {
+        const at = this.lowerBound(heldKey, id)
+        this.keys.splice(at, 1)
+        this.ids.splice(at, 1)
+      }
+      const key = this.current.get(id)
+      if (key !== undefined) {
+        const at = this.lowerBound(key, id)
+        this.keys.splice(at, 0, key)
+        this.ids.splice(at, 0, id)
+        this.held.set(id, key)
+      } else this.held.delete(id)
+    }
+  }
+
+  private mergeChanges(): void {
+    const added: Array<{ readonly key: string; readonly id: string }> = []
+    for (const id of this.changed.keys()) {
+      const key = this.current.get(id)
+      if (key === undefined) this.held.delete(id)
+      else {
+        added.push({ key, id })
+        this.held.set(id, key)
+      }
+    }
+    added.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    const keys: Array<string> = []
+    const ids: Array<string> = []
+    let next = 0
+    for (let at = 0; at < this.ids.length; at++) {
+      const id = this.ids[at] as string
+      // Every changed id leaves its old place; its new one comes from `added`.
+      if (this.changed.has(id)) continue
+      const key = this.keys[at] as string
+      while (next < added.length) {
+        const pending = added[next] as { readonly key: string; readonly id: string }
+        if (pending.key < key || (pending.key === key && pending.id < id)) {
+          keys.push(pending.key)
+          ids.push(pending.id)
+          next++
+        } else break
+      }
+      keys.push(key)
+      ids.push(id)
+    }
+    for (; next < added.length; next++) {
+      const pending = added[next] as { readonly key: string; readonly id: string }
+      keys.push(pending.key)
+      ids.push(pending.id)
+    }
+    this.keys = keys
+    this.ids = ids
   }
 }

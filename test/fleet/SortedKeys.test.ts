@@ -32,4 +32,29 @@ describe("SortedKeys", () => {
     expect(keys.exact("k-0900")).toEqual(["id-900"])
     expect(keys.all()).toHaveLength(500)
   })
+
+  it("agrees with a plain sort after any mix of few and many changes", () => {
+    const keys = new SortedKeys()
+    const model = new Map<string, string>()
+    let seed = 42
+    const next = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return seed % below
+    }
+    for (let round = 0; round < 40; round++) {
+      const changes = round % 3 === 0 ? 200 : next(20) + 1
+      for (let change = 0; change < changes; change++) {
+        const id = `id-${next(300)}`
+        const key = next(5) === 0 ? undefined : `k-${next(50)}`
+        keys.set(id, key)
+        if (key === undefined) model.delete(id)
+        else model.set(id, key)
+      }
+      const expected = [...model]
+        .sort(([a, x], [b, y]) => (x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0))
+        .map(([id]) => id)
+      expect(keys.all()).toEqual(expected)
+      expect(keys.prefix("k-1")).toEqual(expected.filter((id) => model.get(id)?.startsWith("k-1")))
+    }
+  })
 })
