@@ -33,6 +33,7 @@ import {
 
 const resultsPageSize = 100
 const suspectsLimit = 50
+const eventsShown = 30
 const chassisLimit = 1000
 const csvPageSize = 1000
 const searchDebounceMs = 200
@@ -415,13 +416,22 @@ const eventRow = (event: EventRecord): HTMLTableRowElement =>
 
 const refreshEvents = async (target: HTMLElement, signal: AbortSignal): Promise<void> => {
   const events = await getJson<EventPage>("/api/v1/events?kind=moved,removed,health", signal)
-  target.replaceChildren(
+  const shown = events.items.slice(0, eventsShown)
+  fill(
+    target,
     table(
       "Recent moves, removals and health changes",
       ["Time", "Event", "GPU", "What changed"],
-      events.items.map(eventRow),
+      shown.map(eventRow),
       `No move, removal or health change among the last ${count(events.capacity)} events.`,
     ),
+    events.items.length > shown.length
+      ? el(
+          "p",
+          { class: "hint" },
+          `The newest ${count(shown.length)} of the service's last ${count(events.capacity)} events.`,
+        )
+      : undefined,
   )
 }
 
