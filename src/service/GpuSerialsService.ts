@@ -5,6 +5,7 @@ import type * as Scope from "effect/Scope"
 import type { CreateSettings } from "../component/Component.ts"
 import { ComponentStartError } from "../component/ComponentStartError.ts"
 import type { ComponentConfig, ServiceConfig } from "../config/ServiceConfig.ts"
+import type { PostgresExporterConfig } from "../exporter/postgres/PostgresConfig.ts"
 import { Fleet, type FleetRole } from "../fleet/Fleet.ts"
 import { HealthServer } from "../health/HealthServer.ts"
 import { ReadinessChecks } from "../health/ReadinessChecks.ts"
@@ -55,6 +56,26 @@ const fleetOf = (config: ServiceConfig): Fleet["Service"] | undefined =>
         ...(config.fleet.token === "" ? {} : { token: config.fleet.token }),
       })
     : undefined
+
+/**
+ * With a `postgres` exporter in the pipeline, a GPU's history on the fleet API comes from its history
+ * table; the reader's module loads only then. A pool that cannot be made leaves the process's own history.
+ */
+const durableHistory = (fleet: Fleet["Service"], exporters: ReadonlyArray<ConfiguredExporter>, cluster: string) => {
+  const postgres = exporters.find((exporter) => exporter.type === "postgres")
+  if (postgres === undefined) return Effect.void
+  return Effect.promise(() => import("../exporter/postgres/PostgresHistory.ts")).pipe(
+    Effect.flatMap(({ historyReader }) => historyReader(postgres.config as PostgresExporterConfig, cluster)),
+    Effect.match({
+      onFailure: (failure) =>
+        Effect.logWarning("fleet API answers history from this process").pipe(
+          Effect.annotateLogs({ exporter: postgres.id, reason: failure.message }),
+        ),
+      onSuccess: (reader) => Effect.sync(() => fleet.setDurableHistory(reader)),
+    }),
+    Effect.flatten,
+  )
+}
 
 /** Tells the fleet whether this replica follows, with the lease's holder as this replica last read it. */
 const following = (fleet: Fleet["Service"] | undefined, elector: Elector) =>
@@ -166,6 +187,7 @@ const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions, flee
   const shutdown = yield* ServiceShutdown.make
 
   const fanout = yield* startExporters(options.exporters, settings, shutdown)
+  if (fleet !== undefined) yield* durableHistory(fleet, options.exporters, config.clusterName)
   const receiver = yield* componentOf("receiver", config.receivers, registry.receiver)
   const processor = yield* componentOf("processor", config.processors, registry.processor)
   const elector = config.leaderElection.enabled

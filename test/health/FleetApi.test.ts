@@ -213,6 +213,37 @@ describe("the fleet API", () => {
   })
 })
 
+describe("a GPU's history from the durable store", () => {
+  it.live("answers from it when it has rows, from the process when it has none or fails", () => {
+    const fleet = fleetOf()
+    fleet.setDurableHistory((uuid, limit) =>
+      uuid === "GPU-0001-aaaa"
+        ? Effect.succeed(
+            [
+              { time: "2025-06-02T08:00:00.000Z", event: "moved", node: "node-00", machine: "i-node-00", chassis: "" },
+              { time: "2025-06-01T08:00:00.000Z", event: "added", node: "node-07", machine: "i-node-07", chassis: "" },
+            ].slice(0, limit),
+          )
+        : uuid === "GPU-0000-aaaa"
+          ? Effect.fail({ message: "connection refused" })
+          : Effect.succeed(undefined),
+    )
+    return withServer(fleet, (port) =>
+      Effect.gen(function* () {
+        assert.strictEqual(parsed(yield* get(port, "/api/v1/status")).history, "postgres")
+        const stored = parsed(yield* get(port, "/api/v1/gpus/GPU-0001-aaaa/history?limit=1"))
+        assert.deepStrictEqual(
+          [stored.from, stored.complete, stored.entries.length, stored.entries[0].event],
+          ["postgres", true, 1, "moved"],
+        )
+        const fallen = parsed(yield* get(port, "/api/v1/gpus/GPU-0000-aaaa/history"))
+        assert.strictEqual(fallen.from, "process")
+        assert.strictEqual(fallen.entries[0].event, "added")
+      }),
+    )
+  })
+})
+
 describe("the fleet page's files", () => {
   it.live("serves the shell at / and at a GPU's or node's path, and its assets, with the CSP, tags and gzip", () =>
     withServer(fleetOf(), (port) =>
