@@ -33,9 +33,10 @@ runs on 127.0.0.1, counted in the summary, unless --http-endpoint or HTTP_ENDPOI
   --exec-latency D   nvidia-smi run time in the simulated pods (default: median 150ms, p99 600ms)
   --postgres-url URL database of the postgres exporter (--exporter stdout,postgres), its tables
                      created when missing; e.g. postgres://127.0.0.1:5432/test?sslmode=disable
-  --dra              GPUs allocated through NVIDIA's DRA driver: the cluster serves ResourceSlices of
-                     gpu.nvidia.com and runs the driver's kubelet-plugin pods instead of device-plugin
-                     pods, and the service runs with DISCOVERY=dra unless --discovery says otherwise
+  --dra              GPUs allocated through NVIDIA's DRA driver: the cluster serves ResourceSlices
+                     of gpu.nvidia.com and runs the driver's kubelet-plugin pods instead of
+                     device-plugin pods, and the service runs with DISCOVERY=dra unless
+                     --discovery says otherwise
 
 Setting flags are those of 'gpu-serials run' (the demo sets --cluster-name demo and --kubeconfig):
 ${settingFlagsHelp}
