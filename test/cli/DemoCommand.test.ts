@@ -170,6 +170,7 @@ describe("gpu-serials demo", () => {
     ).find((line) => line.msg === "health server listening")
     expect(listening).toMatchObject({ address: "127.0.0.1" })
     expect(run.stderr).toMatch(/health and metrics at http:\/\/127\.0\.0\.1:\d+\/metrics/)
+    expect(run.stderr).toMatch(/fleet page at http:\/\/127\.0\.0\.1:\d+\/\n/)
     expect(run.stderr).toContain("removed once gone for the removal grace, 1m,")
   }, 30_000)
 

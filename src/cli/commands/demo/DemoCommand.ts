@@ -279,6 +279,7 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
       const healthServer = `http://${host}:${demo.config.telemetry.serverPort}`
       yield* untilAnswering(`${healthServer}/healthz`).pipe(
         Effect.andThen(io.stderr(`health and metrics at ${healthServer}/metrics\n`)),
+        Effect.andThen(demo.config.fleet.page ? io.stderr(`fleet page at ${healthServer}/\n`) : Effect.void),
         Effect.forkScoped,
       )
       const progress = yield* Effect.sleep(progressInterval).pipe(
