@@ -1,5 +1,6 @@
 import { hostname } from "node:os"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type { CreateSettings } from "../component/Component.ts"
@@ -15,6 +16,7 @@ import type { Elector } from "../pipeline/Leadership.ts"
 import { builtinComponents } from "./BuiltinComponents.ts"
 import { ComponentRegistry, type ConfiguredExporter } from "./ComponentRegistry.ts"
 import { ExporterFanout } from "./ExporterFanout.ts"
+import { followFromStore } from "./FleetFollower.ts"
 import { storeHost } from "./InventoryStoreHost.ts"
 import * as PipelineTerm from "./PipelineTerm.ts"
 import * as ServiceShutdown from "./ServiceShutdown.ts"
@@ -77,6 +79,12 @@ const durableHistory = (fleet: Fleet["Service"], exporters: ReadonlyArray<Config
   )
 }
 
+/** The inventory processor's `store` setting; `memory` for a processor that names none. */
+const storeNameOf = (config: ServiceConfig): string => {
+  const store = (config.processors[0]?.config as { readonly store?: unknown } | undefined)?.store
+  return typeof store === "string" ? store : "memory"
+}
+
 /** Tells the fleet whether this replica follows, with the lease's holder as this replica last read it. */
 const following = (fleet: Fleet["Service"] | undefined, elector: Elector) =>
   fleet === undefined
@@ -85,14 +93,14 @@ const following = (fleet: Fleet["Service"] | undefined, elector: Elector) =>
         Effect.flatMap((holder) =>
           Effect.sync(() => {
             fleet.view.clearInventory()
-            fleet.setRole(followerRole(holder, elector))
+            fleet.setRole(followerRole(holder, elector, "none"))
           }),
         ),
       )
 
-const followerRole = (holder: string | undefined, elector: Elector): FleetRole => ({
+const followerRole = (holder: string | undefined, elector: Elector, source: FleetRole["source"]): FleetRole => ({
   role: "follower",
-  source: "none",
+  source,
   ...(holder === undefined || holder === elector.identity ? {} : { leader: holder }),
 })
 
@@ -103,7 +111,8 @@ const followLeader = (fleet: Fleet["Service"] | undefined, elector: Elector) =>
     : elector.holder.pipe(
         Effect.flatMap((holder) =>
           Effect.sync(() => {
-            if (fleet.role().role === "follower") fleet.setRole(followerRole(holder, elector))
+            const role = fleet.role()
+            if (role.role === "follower") fleet.setRole(followerRole(holder, elector, role.source))
           }),
         ),
         Effect.repeat(Schedule.spaced("2 seconds")),
@@ -247,7 +256,13 @@ const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions, flee
             Effect.andThen(following(fleet, elector)),
           ),
         )
+        // While it waits for the lease, the fleet API answers from the durable store the leader writes.
+        const fromStore =
+          fleet === undefined
+            ? undefined
+            : yield* Effect.forkScoped(followFromStore({ fleet, stores: term.stores, storeName: storeNameOf(config) }))
         const lease = yield* elector.lead
+        if (fromStore !== undefined) yield* Fiber.interrupt(fromStore)
         yield* metrics.leaderChanged(true)
         fleet?.setRole({ role: "leader", leader: elector.identity, source: "inventory" })
         const deliver = yield* PipelineTerm.start(term)
