@@ -180,7 +180,7 @@ const statusText = (status: FleetStatus): string => {
   if (status.role === "follower") {
     return `Cluster ${status.cluster} · this replica is following the leader ${leader}; answers come from the durable store · ${counts} · ${history}`
   }
-  return `Cluster ${status.cluster} · ${status.role} · ${counts} · ${history}`
+  return `Cluster ${status.cluster} · ${status.role === "single" ? "single replica" : "leader"} · ${counts} · ${history}`
 }
 
 const refreshStatus = async (signal: AbortSignal): Promise<void> => {
