@@ -57,6 +57,21 @@ const historyKinds: ReadonlySet<string> = new Set(["added", "moved", "removed", 
 
 const lower = (text: string): string => text.toLowerCase()
 
+/**
+ * Lower-cased names shared by many GPUs (a node's, a chassis', a product's), kept once: a fleet has far
+ * fewer of them than GPUs. Bounded; past the bound a name is lower-cased on its own.
+ */
+class SharedLower {
+  private readonly names = new Map<string, string>()
+  of(text: string): string {
+    const known = this.names.get(text)
+    if (known !== undefined) return known
+    const lowered = lower(text)
+    if (this.names.size < 200_000) this.names.set(text, lowered)
+    return lowered
+  }
+}
+
 /** The UUID as the prefix index keeps it: lower case, without `GPU-`. */
 export const uuidKey = (uuid: string): string => {
   const key = lower(uuid)
@@ -91,6 +106,7 @@ export class FleetView {
   readonly historyPerGpu: number
   private readonly historyGpus: number
   private readonly readingNodes: number
+  private readonly shared = new SharedLower()
   /** When this view started hearing events: the start of the process's own history. */
   readonly since: Date
 
@@ -201,9 +217,9 @@ export class FleetView {
       order: orderKey(known),
       serialKey: lower(known.gpu.serial ?? ""),
       uuidKey: uuidKey(known.uuid),
-      nodeKey: lower(known.node),
-      chassisKey: lower(chassis),
-      productKey: lower(known.gpu.product ?? ""),
+      nodeKey: this.shared.of(known.node),
+      chassisKey: this.shared.of(chassis),
+      productKey: this.shared.of(known.gpu.product ?? ""),
     }
     this.gpus.set(known.uuid, entry)
     if (before !== undefined && before.known.node !== known.node) this.leaveNode(before.known.node, known.uuid)

@@ -11,7 +11,6 @@ export class SortedKeys {
   private readonly current = new Map<string, string>()
   /** Ids whose key changed since the array was last settled, with the key the array holds for them (undefined: none). */
   private readonly changed = new Map<string, string | undefined>()
-  private held = new Map<string, string>()
 
   get size(): number {
     return this.current.size
@@ -21,7 +20,8 @@ export class SortedKeys {
   set(id: string, key: string | undefined): void {
     const before = this.current.get(id)
     if (before === key) return
-    if (!this.changed.has(id)) this.changed.set(id, this.held.get(id))
+    // Unchanged since the last settle, the key it had is the one the array holds.
+    if (!this.changed.has(id)) this.changed.set(id, before)
     if (key === undefined) this.current.delete(id)
     else this.current.set(id, key)
   }
@@ -31,7 +31,6 @@ export class SortedKeys {
     this.ids = []
     this.current.clear()
     this.changed.clear()
-    this.held = new Map()
   }
 
   /** The ids whose key starts with `prefix` (every id for ""), in order. */
@@ -101,8 +100,7 @@ export class SortedKeys {
         const at = this.lowerBound(key, id)
         this.keys.splice(at, 0, key)
         this.ids.splice(at, 0, id)
-        this.held.set(id, key)
-      } else this.held.delete(id)
+      }
     }
   }
 
@@ -110,11 +108,7 @@ export class SortedKeys {
     const added: Array<{ readonly key: string; readonly id: string }> = []
     for (const id of this.changed.keys()) {
       const key = this.current.get(id)
-      if (key === undefined) this.held.delete(id)
-      else {
-        added.push({ key, id })
-        this.held.set(id, key)
-      }
+      if (key !== undefined) added.push({ key, id })
     }
     added.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const keys: Array<string> = []
