@@ -57,6 +57,9 @@ const historyKinds: ReadonlySet<string> = new Set(["added", "moved", "removed", 
 
 const lower = (text: string): string => text.toLowerCase()
 
+/** An empty key is no key: a GPU without a serial or chassis is not in that index. */
+const orUndefined = (key: string | undefined): string | undefined => (key === "" ? undefined : key)
+
 /**
  * Lower-cased names shared by many GPUs (a node's, a chassis', a product's), kept once: a fleet has far
  * fewer of them than GPUs. Bounded; past the bound a name is lower-cased on its own.
@@ -90,11 +93,11 @@ export const orderKey = (known: KnownGpu): string =>
  */
 export class FleetView {
   readonly gpus = new Map<string, FleetGpu>()
-  readonly bySerial = new SortedKeys()
-  readonly byUuid = new SortedKeys()
-  readonly byNode = new SortedKeys()
-  readonly byChassis = new SortedKeys()
-  readonly order = new SortedKeys()
+  readonly bySerial = new SortedKeys((uuid) => orUndefined(this.gpus.get(uuid)?.serialKey))
+  readonly byUuid = new SortedKeys((uuid) => this.gpus.get(uuid)?.uuidKey)
+  readonly byNode = new SortedKeys((uuid) => this.gpus.get(uuid)?.nodeKey)
+  readonly byChassis = new SortedKeys((uuid) => orUndefined(this.gpus.get(uuid)?.chassisKey))
+  readonly order = new SortedKeys((uuid) => this.gpus.get(uuid)?.order)
   /** GPUs by node name. */
   readonly nodeGpus = new Map<string, Set<string>>()
   readonly readings = new Map<string, LastReading>()
@@ -221,6 +224,23 @@ export class FleetView {
       chassisKey: this.shared.of(chassis),
       productKey: this.shared.of(known.gpu.product ?? ""),
     }
+    // The indexes hear of the keys that change, before the entry does.
+    const keys = [
+      [this.bySerial, "serialKey"],
+      [this.byUuid, "uuidKey"],
+      [this.byNode, "nodeKey"],
+      [this.byChassis, "chassisKey"],
+      [this.order, "order"],
+    ] as const
+    for (const [index, field] of keys) {
+      if (before === undefined) index.changing(known.uuid, undefined)
+      else if (before[field] !== entry[field]) {
+        index.changing(
+          known.uuid,
+          field === "serialKey" || field === "chassisKey" ? orUndefined(before[field]) : before[field],
+        )
+      }
+    }
     this.gpus.set(known.uuid, entry)
     if (before !== undefined && before.known.node !== known.node) this.leaveNode(before.known.node, known.uuid)
     if (before === undefined || before.known.node !== known.node) {
@@ -230,20 +250,18 @@ export class FleetView {
         if (!this.readings.has(known.node)) this.nodeNames = undefined
       } else onNode.add(known.uuid)
     }
-    this.bySerial.set(known.uuid, entry.serialKey === "" ? undefined : entry.serialKey)
-    this.byUuid.set(known.uuid, entry.uuidKey)
-    this.byNode.set(known.uuid, entry.nodeKey)
-    this.byChassis.set(known.uuid, entry.chassisKey === "" ? undefined : entry.chassisKey)
-    this.order.set(known.uuid, entry.order)
   }
 
   private drop(uuid: string): void {
     const before = this.gpus.get(uuid)
     if (before === undefined) return
+    this.bySerial.changing(uuid, orUndefined(before.serialKey))
+    this.byUuid.changing(uuid, before.uuidKey)
+    this.byNode.changing(uuid, before.nodeKey)
+    this.byChassis.changing(uuid, orUndefined(before.chassisKey))
+    this.order.changing(uuid, before.order)
     this.gpus.delete(uuid)
     this.leaveNode(before.known.node, uuid)
-    for (const index of [this.bySerial, this.byUuid, this.byNode, this.byChassis, this.order])
-      index.set(uuid, undefined)
   }
 
   private leaveNode(node: string, uuid: string): void {

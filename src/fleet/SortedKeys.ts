@@ -7,30 +7,34 @@
 export class SortedKeys {
   private keys: Array<string> = []
   private ids: Array<string> = []
-  /** The key each id has now, as set; what the array holds may lag until `settle`. */
-  private readonly current = new Map<string, string>()
   /** Ids whose key changed since the array was last settled, with the key the array holds for them (undefined: none). */
   private readonly changed = new Map<string, string | undefined>()
+  /** The key each id has now (undefined: none), read from its owner's data, not kept twice. */
+  private readonly keyOf: (id: string) => string | undefined
 
-  get size(): number {
-    return this.current.size
+  constructor(keyOf: (id: string) => string | undefined) {
+    this.keyOf = keyOf
   }
 
-  /** Sets the key of `id`, or removes it when `key` is undefined. */
-  set(id: string, key: string | undefined): void {
-    const before = this.current.get(id)
-    if (before === key) return
+  /**
+   * Says the key of `id` is about to change (or to be set or removed), with the key it has before the
+   * change; called before the owner's data changes, then `keyOf` gives the new one.
+   */
+  changing(id: string, before: string | undefined): void {
     // Unchanged since the last settle, the key it had is the one the array holds.
     if (!this.changed.has(id)) this.changed.set(id, before)
-    if (key === undefined) this.current.delete(id)
-    else this.current.set(id, key)
   }
 
   clear(): void {
     this.keys = []
     this.ids = []
-    this.current.clear()
     this.changed.clear()
+  }
+
+  /** How many ids have a key. */
+  get size(): number {
+    this.settle()
+    return this.ids.length
   }
 
   /** The ids whose key starts with `prefix` (every id for ""), in order. */
@@ -62,11 +66,6 @@ export class SortedKeys {
     return this.ids
   }
 
-  /** The key the index holds for `id`, once settled. */
-  keyOf(id: string): string | undefined {
-    return this.current.get(id)
-  }
-
   /** The first position whose (key, id) is not below (`key`, `id`). */
   lowerBound(key: string, id: string): number {
     let low = 0
@@ -95,7 +94,7 @@ export class SortedKeys {
         this.keys.splice(at, 1)
         this.ids.splice(at, 1)
       }
-      const key = this.current.get(id)
+      const key = this.keyOf(id)
       if (key !== undefined) {
         const at = this.lowerBound(key, id)
         this.keys.splice(at, 0, key)
@@ -107,7 +106,7 @@ export class SortedKeys {
   private mergeChanges(): void {
     const added: Array<{ readonly key: string; readonly id: string }> = []
     for (const id of this.changed.keys()) {
-      const key = this.current.get(id)
+      const key = this.keyOf(id)
       if (key !== undefined) added.push({ key, id })
     }
     added.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))

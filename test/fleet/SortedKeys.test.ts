@@ -1,13 +1,25 @@
 import { describe, expect, it } from "vitest"
 import { SortedKeys } from "../../src/fleet/SortedKeys.ts"
 
+/** An index over keys its owner keeps, told of each change before the owner makes it. */
+const indexed = () => {
+  const owner = new Map<string, string>()
+  const keys = new SortedKeys((id) => owner.get(id))
+  const set = (id: string, key: string | undefined) => {
+    if (owner.get(id) !== key) keys.changing(id, owner.get(id))
+    if (key === undefined) owner.delete(id)
+    else owner.set(id, key)
+  }
+  return { keys, set }
+}
+
 describe("SortedKeys", () => {
   it("finds ids by key prefix and exact key, in key then id order", () => {
-    const keys = new SortedKeys()
-    keys.set("c", "node-b")
-    keys.set("a", "node-a")
-    keys.set("b", "node-ab")
-    keys.set("d", "node-a")
+    const { keys, set } = indexed()
+    set("c", "node-b")
+    set("a", "node-a")
+    set("b", "node-ab")
+    set("d", "node-a")
     expect(keys.prefix("node-a")).toEqual(["a", "d", "b"])
     expect(keys.exact("node-a")).toEqual(["a", "d"])
     expect(keys.prefix("")).toEqual(["a", "d", "b", "c"])
@@ -16,25 +28,25 @@ describe("SortedKeys", () => {
   })
 
   it("follows changes of key and removals, few or many at once", () => {
-    const keys = new SortedKeys()
-    for (let i = 0; i < 1000; i++) keys.set(`id-${i}`, `k-${String(i).padStart(4, "0")}`)
+    const { keys, set } = indexed()
+    for (let i = 0; i < 1000; i++) set(`id-${i}`, `k-${String(i).padStart(4, "0")}`)
     expect(keys.prefix("k-000")).toHaveLength(10)
-    keys.set("id-5", "a-moved")
-    keys.set("id-6", undefined)
+    set("id-5", "a-moved")
+    set("id-6", undefined)
     expect(keys.exact("a-moved")).toEqual(["id-5"])
     expect(keys.prefix("k-000")).toEqual(["id-0", "id-1", "id-2", "id-3", "id-4", "id-7", "id-8", "id-9"])
-    for (let i = 0; i < 500; i++) keys.set(`id-${i}`, undefined)
+    for (let i = 0; i < 500; i++) set(`id-${i}`, undefined)
     expect(keys.size).toBe(500)
     expect(keys.all()[0]).toBe("id-500")
-    keys.set("id-900", "k-0900")
-    keys.set("id-900", "z")
-    keys.set("id-900", "k-0900")
+    set("id-900", "k-0900")
+    set("id-900", "z")
+    set("id-900", "k-0900")
     expect(keys.exact("k-0900")).toEqual(["id-900"])
     expect(keys.all()).toHaveLength(500)
   })
 
   it("agrees with a plain sort after any mix of few and many changes", () => {
-    const keys = new SortedKeys()
+    const { keys, set } = indexed()
     const model = new Map<string, string>()
     let seed = 42
     const next = (below: number) => {
@@ -46,7 +58,7 @@ describe("SortedKeys", () => {
       for (let change = 0; change < changes; change++) {
         const id = `id-${next(300)}`
         const key = next(5) === 0 ? undefined : `k-${next(50)}`
-        keys.set(id, key)
+        set(id, key)
         if (key === undefined) model.delete(id)
         else model.set(id, key)
       }
