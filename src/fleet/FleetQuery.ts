@@ -316,10 +316,9 @@ export const findGpus = (view: FleetView, query: GpuQuery): Page<FleetGpu> => {
   if (candidates === "all" || size * 16 > view.gpus.size) {
     // Many candidates: walking the order once beats sorting them.
     const inSet = candidates === "all" ? undefined : candidates instanceof Set ? candidates : new Set(candidates)
-    for (const uuid of view.order.all()) {
-      if (inSet !== undefined && !inSet.has(uuid)) continue
-      const entry = view.gpus.get(uuid)
-      if (entry !== undefined && passes(entry)) matched.push(entry)
+    for (const entry of view.orderedGpus()) {
+      if (inSet !== undefined && !inSet.has(entry.known.uuid)) continue
+      if (passes(entry)) matched.push(entry)
     }
   } else {
     for (const uuid of candidates) {

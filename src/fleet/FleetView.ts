@@ -52,6 +52,8 @@ export interface FleetViewOptions {
   readonly readingNodes?: number
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
 /** The events a GPU's history holds: where it went and how its condition changed, not the periodic reports. */
 const historyKinds: ReadonlySet<string> = new Set(["added", "moved", "removed", "health"])
 
@@ -102,6 +104,7 @@ export class FleetView {
   readonly nodeGpus = new Map<string, Set<string>>()
   readonly readings = new Map<string, LastReading>()
   private nodeNames: Array<string> | undefined
+  private ordered: Array<FleetGpu> | undefined
   private readonly ring: Array<GpuRecord | undefined>
   private ringNext = 0
   private ringSize = 0
@@ -143,6 +146,18 @@ export class FleetView {
     this.nodeGpus.clear()
     this.readings.clear()
     this.nodeNames = undefined
+    this.ordered = undefined
+  }
+
+  /** Every GPU in list order (node, index, UUID); kept until a GPU arrives, leaves or changes place. */
+  orderedGpus(): ReadonlyArray<FleetGpu> {
+    if (this.ordered === undefined) {
+      this.ordered = this.order.all().flatMap((uuid) => {
+        const entry = this.gpus.get(uuid)
+        return entry === undefined ? [] : [entry]
+      })
+    }
+    return this.ordered
   }
 
   /** Notes a node's reading, good or failed; a node gone is forgotten once it has no GPUs. */
@@ -214,7 +229,7 @@ export class FleetView {
     const since =
       before === undefined ? known.firstSeen : before.known.node === known.node ? before.since : known.lastSeen
     const chassis = chassisOf(known)
-    const entry: FleetGpu = {
+    const fields: FleetGpu = {
       known,
       since,
       order: orderKey(known),
@@ -234,16 +249,20 @@ export class FleetView {
     ] as const
     for (const [index, field] of keys) {
       if (before === undefined) index.changing(known.uuid, undefined)
-      else if (before[field] !== entry[field]) {
+      else if (before[field] !== fields[field]) {
         index.changing(
           known.uuid,
           field === "serialKey" || field === "chassisKey" ? orUndefined(before[field]) : before[field],
         )
       }
     }
-    this.gpus.set(known.uuid, entry)
-    if (before !== undefined && before.known.node !== known.node) this.leaveNode(before.known.node, known.uuid)
-    if (before === undefined || before.known.node !== known.node) {
+    if (before === undefined || before.order !== fields.order) this.ordered = undefined
+    const beforeNode = before?.known.node
+    // One entry per GPU for its lifetime here, changed in place: the cached list order can hold it.
+    if (before === undefined) this.gpus.set(known.uuid, fields)
+    else Object.assign(before as Mutable<FleetGpu>, fields)
+    if (beforeNode !== undefined && beforeNode !== known.node) this.leaveNode(beforeNode, known.uuid)
+    if (beforeNode === undefined || beforeNode !== known.node) {
       const onNode = this.nodeGpus.get(known.node)
       if (onNode === undefined) {
         this.nodeGpus.set(known.node, new Set([known.uuid]))
@@ -260,6 +279,7 @@ export class FleetView {
     this.byNode.changing(uuid, before.nodeKey)
     this.byChassis.changing(uuid, orUndefined(before.chassisKey))
     this.order.changing(uuid, before.order)
+    this.ordered = undefined
     this.gpus.delete(uuid)
     this.leaveNode(before.known.node, uuid)
   }
