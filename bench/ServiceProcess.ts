@@ -105,12 +105,13 @@ export const startServiceProcess = (
 export interface HeapFigures {
   /** Everything V8's heap holds that is alive (`Runtime.getHeapUsage`). */
   readonly liveMegabytes: number
-  /** Of that, compiled code (the code spaces): grows while V8 optimises, whatever the data does. */
+  /** Of that, code: compiled code and bytecode with their metadata, which grow while V8 compiles, whatever the data does. */
   readonly codeMegabytes: number
 }
 
-const codeSpacesExpression =
-  "process.getBuiltinModule('node:v8').getHeapSpaceStatistics().filter((space) => space.space_name.startsWith('code')).reduce((used, space) => used + space.space_used_size, 0)"
+/** V8's compiled code and bytecode with their metadata (feedback vectors, ...), which the heap holds beside the data. */
+const codeExpression =
+  "(({ code_and_metadata_size, bytecode_and_metadata_size }) => code_and_metadata_size + bytecode_and_metadata_size)(process.getBuiltinModule('node:v8').getHeapCodeStatistics())"
 
 /**
  * The service's heap after a full garbage collection through the inspector: what is alive, and how much
@@ -145,7 +146,7 @@ export const heapFigures = async (service: ServiceProcess): Promise<HeapFigures>
       })
     await call("HeapProfiler.collectGarbage")
     const usage = await call("Runtime.getHeapUsage")
-    const code = await call("Runtime.evaluate", { expression: codeSpacesExpression, returnByValue: true })
+    const code = await call("Runtime.evaluate", { expression: codeExpression, returnByValue: true })
     const codeBytes = Number((code.result as { value?: unknown } | undefined)?.value ?? 0)
     return { liveMegabytes: Number(usage.usedSize) / 1024 / 1024, codeMegabytes: codeBytes / 1024 / 1024 }
   } finally {

@@ -15,7 +15,8 @@ import {
  * can: does anything it keeps grow? The simulator runs as its own process (`npm run sim`), the service as
  * `gpu-serials run` with the image's V8 flags; each is pinned to a core of its own when there are two.
  * Every `sampleSeconds` the service's heap is measured after a full garbage collection, with compiled code
- * apart (it grows while V8 optimises, whatever the data does), and its RSS. The first `warmUpMinutes` are
+ * apart (compiled code and bytecode with their metadata grow while V8 compiles, whatever the data does), and
+ * its RSS. The first `warmUpMinutes` are
  * left out of the figures: the fleet fills and the code is compiled then.
  */
 export interface SoakScenario {
@@ -275,7 +276,7 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
       ` (${pinned ? "simulator on core 0, service on core 1" : "not pinned"}); ${kept.length} samples after` +
       ` ${scenario.warmUpMinutes} min of warm-up, every ${scenario.sampleSeconds} s, heap after a full GC`,
     trendLine("live heap", trendOfField("dataMegabytes")),
-    trendLine("compiled code", trendOfField("codeMegabytes")),
+    trendLine("code", trendOfField("codeMegabytes")),
     trendLine("RSS", trendOfField("rssMegabytes")),
     `  GPUs known: ${kept[0]?.gpus ?? 0} → ${kept[kept.length - 1]?.gpus ?? 0} (range ${Math.min(...kept.map((sample) => sample.gpus))}–${Math.max(...kept.map((sample) => sample.gpus))}); events: ${eventCounts}`,
   ]
