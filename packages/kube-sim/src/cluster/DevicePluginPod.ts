@@ -1,5 +1,5 @@
 import type { JsonObject } from "../api/Json.ts"
-import { timestampOf } from "../api/ResourceStore.ts"
+import { completedInitContainerStatus, podConditions, podLifecycleOf } from "./PodLifecycle.ts"
 
 export const devicePluginImage = "nvcr.io/nvidia/k8s-device-plugin:v0.17.2"
 const devicePluginDigest = "sha256:2ecf0b1bd8da6b1cde0b3e1ed2ad3d5fa1f2e7f0d85e1d4b0f4bbd8e6b6a4c7e"
@@ -28,11 +28,8 @@ export interface DevicePluginPodSpec {
 
 /** The pod of the NVIDIA device-plugin DaemonSet on one node, in the state its stage implies. */
 export const devicePluginPod = (spec: DevicePluginPodSpec): JsonObject => {
-  const created = timestampOf(spec.createdAt)
-  const started = spec.startedAt === undefined ? undefined : timestampOf(spec.startedAt)
-  const ready = spec.stage === "ready"
-  const running = spec.stage === "starting" || spec.stage === "ready" || spec.stage === "terminating"
-  const readyTime = spec.readyAt === undefined ? (started ?? created) : timestampOf(spec.readyAt)
+  const life = podLifecycleOf(spec)
+  const { created, started, running, ready } = life
   const containerNames = [spec.container, "config-manager"]
   const containerStatuses = containerNames.map((name, index) => ({
     name,
@@ -124,62 +121,17 @@ export const devicePluginPod = (spec: DevicePluginPodSpec): JsonObject => {
     },
     status: {
       phase: running ? "Running" : "Pending",
-      conditions: [
-        {
-          type: "PodReadyToStartContainers",
-          status: running ? "True" : "False",
-          lastProbeTime: null,
-          lastTransitionTime: started ?? created,
-        },
-        {
-          type: "Initialized",
-          status: running ? "True" : "False",
-          lastProbeTime: null,
-          lastTransitionTime: started ?? created,
-        },
-        {
-          type: "Ready",
-          status: ready ? "True" : "False",
-          lastProbeTime: null,
-          lastTransitionTime: readyTime,
-          ...(ready
-            ? {}
-            : {
-                reason: "ContainersNotReady",
-                message: `containers with unready status: [${containerNames.join(" ")}]`,
-              }),
-        },
-        {
-          type: "ContainersReady",
-          status: ready ? "True" : "False",
-          lastProbeTime: null,
-          lastTransitionTime: readyTime,
-          ...(ready
-            ? {}
-            : {
-                reason: "ContainersNotReady",
-                message: `containers with unready status: [${containerNames.join(" ")}]`,
-              }),
-        },
-        { type: "PodScheduled", status: "True", lastProbeTime: null, lastTransitionTime: created },
-      ],
+      conditions: podConditions(life, containerNames),
       hostIP: spec.hostIp,
       hostIPs: [{ ip: spec.hostIp }],
       ...(running ? { podIP: spec.podIp, podIPs: [{ ip: spec.podIp }] } : {}),
       startTime: created,
       initContainerStatuses: [
-        {
+        completedInitContainerStatus(life, {
           name: "toolkit-validation",
           image: validatorImage,
           imageID: `nvcr.io/nvidia/cloud-native/gpu-operator-validator@${validatorDigest}`,
-          ready: running,
-          restartCount: 0,
-          started: false,
-          state: running
-            ? { terminated: { exitCode: 0, reason: "Completed", startedAt: created, finishedAt: started ?? created } }
-            : { waiting: { reason: "PodInitializing" } },
-          lastState: {},
-        },
+        }),
       ],
       containerStatuses,
       qosClass: "BestEffort",

@@ -1,6 +1,6 @@
 import type { JsonObject } from "../api/Json.ts"
-import { timestampOf } from "../api/ResourceStore.ts"
 import type { DevicePluginPodSpec } from "./DevicePluginPod.ts"
+import { completedInitContainerStatus, podConditions, podLifecycleOf } from "./PodLifecycle.ts"
 
 /**
  * The kubelet-plugin DaemonSet of NVIDIA's DRA driver as Helm chart `nvidia-dra-driver-gpu` v25.12.0
@@ -58,14 +58,8 @@ const pluginMounts = (container: string): JsonObject[] => [
 
 /** The pod of the DRA driver's kubelet-plugin DaemonSet on one node, in the state its stage implies. */
 export const draKubeletPluginPod = (spec: DevicePluginPodSpec): JsonObject => {
-  const created = timestampOf(spec.createdAt)
-  const started = spec.startedAt === undefined ? undefined : timestampOf(spec.startedAt)
-  const ready = spec.stage === "ready"
-  const running = spec.stage === "starting" || spec.stage === "ready" || spec.stage === "terminating"
-  const readyTime = spec.readyAt === undefined ? (started ?? created) : timestampOf(spec.readyAt)
-  const unready = ready
-    ? {}
-    : { reason: "ContainersNotReady", message: `containers with unready status: [${containerNames.join(" ")}]` }
+  const life = podLifecycleOf(spec)
+  const { created, started, running, ready } = life
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -154,52 +148,17 @@ export const draKubeletPluginPod = (spec: DevicePluginPodSpec): JsonObject => {
     },
     status: {
       phase: running ? "Running" : "Pending",
-      conditions: [
-        {
-          type: "PodReadyToStartContainers",
-          status: running ? "True" : "False",
-          lastProbeTime: null,
-          lastTransitionTime: started ?? created,
-        },
-        {
-          type: "Initialized",
-          status: running ? "True" : "False",
-          lastProbeTime: null,
-          lastTransitionTime: started ?? created,
-        },
-        {
-          type: "Ready",
-          status: ready ? "True" : "False",
-          lastProbeTime: null,
-          lastTransitionTime: readyTime,
-          ...unready,
-        },
-        {
-          type: "ContainersReady",
-          status: ready ? "True" : "False",
-          lastProbeTime: null,
-          lastTransitionTime: readyTime,
-          ...unready,
-        },
-        { type: "PodScheduled", status: "True", lastProbeTime: null, lastTransitionTime: created },
-      ],
+      conditions: podConditions(life, containerNames),
       hostIP: spec.hostIp,
       hostIPs: [{ ip: spec.hostIp }],
       ...(running ? { podIP: spec.podIp, podIPs: [{ ip: spec.podIp }] } : {}),
       startTime: created,
       initContainerStatuses: [
-        {
+        completedInitContainerStatus(life, {
           name: "init-container",
           image: draDriverChart.image,
           imageID: `nvcr.io/nvidia/k8s-dra-driver-gpu@${imageDigest}`,
-          ready: running,
-          restartCount: 0,
-          started: false,
-          state: running
-            ? { terminated: { exitCode: 0, reason: "Completed", startedAt: created, finishedAt: started ?? created } }
-            : { waiting: { reason: "PodInitializing" } },
-          lastState: {},
-        },
+        }),
       ],
       containerStatuses: containerNames.map((name, index) => ({
         name,
