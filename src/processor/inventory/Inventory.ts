@@ -11,7 +11,7 @@ import {
 import { type InventoryChange, remove, upsert } from "../../domain/InventoryChange.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type GpuFacts, type KnownGpu, knownGpuEvent, sameFacts } from "../../domain/KnownGpu.ts"
-import type { NodeObservation } from "../../domain/NodeObservation.ts"
+import type { NodeObservation, PodRef } from "../../domain/NodeObservation.ts"
 import { machineIdentity } from "../../domain/ProviderId.ts"
 import type { InventorySnapshot } from "../../metrics/ServiceMetrics.ts"
 import type { InventoryConfig } from "./InventoryConfig.ts"
@@ -41,7 +41,9 @@ import { ShardedIndex, type ShardedIndexEdit } from "./ShardedIndex.ts"
  *   that said nothing of it): unknown to known is no change of condition.
  * - `NodeReadFailed`: no events; the node keeps its GPUs.
  * - `NodeGone`: the node keeps its GPUs for `removalGraceMs`; a reading taken after the gone news
- *   cancels the removal (a restarted device-plugin pod), otherwise `tick` removes them once due.
+ *   cancels the removal (a restarted device-plugin pod), and so does a failed attempt on a pod its GPUs
+ *   were not read from, when the news was of the pod (the pod came back; its first reading failed);
+ *   otherwise `tick` removes them once due.
  * - `tick`: removes the GPUs whose node or whose own absence has outlasted the grace, and re-affirms
  *   every other GPU whose last event is `reportIntervalMs` old, from its last known facts, so periodic
  *   reports do not depend on nodes being read again (the receiver reads a pod when it changes, and on
@@ -342,10 +344,23 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
   return { state: { nodes: nodes.done(), locations: locations.done() }, events, changes }
 }
 
+/** Whether none of the node's GPUs was read from `pod`: a device-plugin pod that replaced the one they came from. */
+const replacementPod = (entry: KnownNode, pod: PodRef): boolean => {
+  for (const known of entry.gpus.values())
+    if (known.pod.namespace === pod.namespace && known.pod.name === pod.name) return false
+  return true
+}
+
 const readFailed = (state: Inventory, observation: NodeReadFailed): Transition => {
   const entry = state.nodes.get(observation.node.name)
-  // An attempt on a live pod confirms a node rebuilt from a store; it says nothing about a pod reported gone.
-  if (entry?.removal?.reason !== "unconfirmed" || !confirms(entry.removal, observation.time)) return unchanged(state)
+  const removal = entry?.removal
+  if (entry === undefined || removal === undefined || !confirms(removal, observation.time)) return unchanged(state)
+  // An attempt on a live pod confirms a node rebuilt from a store, and one on the pod that replaced a deleted
+  // one shows the pod back (the node keeps its GPUs, as on any failed reading); a late failure of the deleted
+  // pod itself, or any failure on a node reported deleted, says nothing.
+  const back =
+    removal.reason === "unconfirmed" || (removal.reason === "pod-deleted" && replacementPod(entry, observation.pod))
+  if (!back) return unchanged(state)
   return unchanged(
     withNode(state, entry.name, knownNode(entry.name, entry.gpus, entry.missing, entry.lastRead, undefined)),
   )

@@ -228,6 +228,35 @@ describe("Inventory: nodes and pods that go", () => {
     expect(ofKind(events, "removed")).toEqual([])
   })
 
+  it("keeps a node's GPUs when the pod that replaced its deleted one is attempted and fails", () => {
+    const { events } = run([
+      read(nodeA, at(0), gpusA),
+      gone(nodeA, at(minute)),
+      failed(nodeA, at(minute + 1_000), podOf(nodeA, "y2")),
+      tickAt(at(30 * minute)),
+    ])
+
+    expect(ofKind(events, "removed")).toEqual([])
+  })
+
+  it("still removes a node's GPUs when only the deleted pod itself, or a pod of a deleted node, fails after the news", () => {
+    const deletedPodFailed = run([
+      read(nodeA, at(0), gpusA),
+      gone(nodeA, at(minute)),
+      failed(nodeA, at(minute + 1_000)),
+      tickAt(at(7 * minute)),
+    ])
+    expect(ofKind(deletedPodFailed.events, "removed")).toHaveLength(8)
+
+    const nodeDeleted = run([
+      read(nodeA, at(0), gpusA),
+      gone(nodeA, at(minute), "node-deleted"),
+      failed(nodeA, at(minute + 1_000), podOf(nodeA, "y2")),
+      tickAt(at(7 * minute)),
+    ])
+    expect(ofKind(nodeDeleted.events, "removed")).toHaveLength(8)
+  })
+
   it("changes nothing on a failed reading", () => {
     const start = run([read(nodeA, at(0), gpusA)])
     const step = transition(start.state, failed(nodeA, at(minute)), settings)

@@ -70,10 +70,10 @@ export const read = (
   reading: reading(gpus, options),
 })
 
-export const failed = (node: NodeRef, time: Date): NodeObservation => ({
+export const failed = (node: NodeRef, time: Date, pod: PodRef = podOf(node)): NodeObservation => ({
   _tag: "NodeReadFailed",
   node,
-  pod: podOf(node),
+  pod,
   time,
   failure: { kind: "driver-not-loaded", message: "NVIDIA driver is not loaded" },
 })
