@@ -21,6 +21,8 @@ export interface ExportedEvent {
   readonly node: string
   /** The record's `providerId`; empty when it has none. */
   readonly providerId: string
+  /** The record's `index`: the GPU's index on its node; absent when the record has none. */
+  readonly index?: number
   /** For `moved`: the node the inventory held the GPU on before. */
   readonly previousNode?: string
   /** The record's `time` in milliseconds: of the reading, or for `removed` of the decision. */
@@ -57,6 +59,7 @@ export const exportedEvent = (line: string, run: number, arrivedAt: number): Exp
     uuid: record.uuid,
     node: record.node,
     providerId: typeof record.providerId === "string" ? record.providerId : "",
+    ...(typeof record.index === "number" ? { index: record.index } : {}),
     ...(typeof record.previousNode === "string" ? { previousNode: record.previousNode } : {}),
     time: Date.parse(record.time),
     ...(health === undefined ? {} : { health }),

@@ -14,6 +14,8 @@ export interface StoreScenario {
   readonly keepsGoneNodes: boolean
   /** Whether it keeps each GPU's last health, so a new process reports a change against it. */
   readonly keepsHealth: boolean
+  /** Whether it keeps one GPU per index of a node, the one seen last (the node labels). */
+  readonly keepsOneGpuPerIndex: boolean
   /** Settings of the service (environment variables) that select and configure the store. */
   readonly env: Readonly<Record<string, string>>
   readonly close: () => Promise<void>
@@ -56,6 +58,7 @@ export const prepareStore = async (
         durable: false,
         keepsGoneNodes: false,
         keepsHealth: false,
+        keepsOneGpuPerIndex: false,
         env: { EXPORTER_TYPE: "stdout", INVENTORY_STORE: "memory", LABELS_ENABLED: "false" },
         close: async () => undefined,
       }
@@ -67,6 +70,7 @@ export const prepareStore = async (
         durable: true,
         keepsGoneNodes: true,
         keepsHealth: true,
+        keepsOneGpuPerIndex: false,
         env: {
           EXPORTER_TYPE: "stdout,nats",
           INVENTORY_STORE: "nats",
@@ -87,6 +91,7 @@ export const prepareStore = async (
         durable: true,
         keepsGoneNodes: true,
         keepsHealth: true,
+        keepsOneGpuPerIndex: false,
         env: {
           EXPORTER_TYPE: "stdout,postgres",
           INVENTORY_STORE: "postgres",
@@ -115,6 +120,8 @@ export const prepareStore = async (
         keepsGoneNodes: false,
         // The labels hold where each GPU is, not its health.
         keepsHealth: false,
+        // A label per index: of a GPU that left in a swap and the one read in its place, the labels keep the latter.
+        keepsOneGpuPerIndex: true,
         env: { EXPORTER_TYPE: "stdout", INVENTORY_STORE: "node-labels", LABELS_ENABLED: "true" },
         close: async () => undefined,
       }

@@ -26,6 +26,12 @@ export interface ComparisonInput {
    * their node, and `memory` keeps nothing.
    */
   readonly keepsGoneNodes: boolean
+  /**
+   * Whether the store keeps one GPU per index of a node, the one seen last (the node labels): a GPU the
+   * inventory still held on a node where another GPU had since been read at its index (it left in a swap
+   * and its new node was not read yet) is not in the store for the next process.
+   */
+  readonly keepsOneGpuPerIndex: boolean
   /** The service's `REMOVAL_GRACE`. */
   readonly removalGraceMs: number
   /** How long after its grace a removal may come: the inventory's tick. */
@@ -76,7 +82,10 @@ interface LocationDisagreement {
  *   origin stay and the end of the destination stay: `moved_reported`; `missed_moves` are the others that
  *   the service could have reported. With `memory`, a move is unreportable by design unless one process
  *   ran from `REMOVAL_GRACE` before the GPU left its origin until `REMOVAL_GRACE` after it arrived (a
- *   new process has no origin to compare with): `unreportable_moves`, counted in neither.
+ *   new process has no origin to compare with): `unreportable_moves`, counted in neither. So is a move
+ *   across a restart whose store had no record of the GPU: a store keeping one GPU per index of a node
+ *   (the node labels) keeps, of a GPU that left in a swap and the one read at its index after it, the
+ *   latter, and the fold drops the former at the restart as the store did.
  * - `false_moved`: `moved` events without a true relocation behind them: the GPU was not at the record's
  *   node and machine at any moment of the reading window, or had never been on `previousNode` before.
  *   `repeated_moved`: `moved` events putting a GPU where the inventory already held it (a move reported
@@ -88,8 +97,8 @@ interface LocationDisagreement {
  *   left until its grace and the inventory's tick were over: `unreportable_removals` otherwise.
  * - `false_removed`: `removed` events for a GPU still in the cluster at the record's time (the decision's).
  * - `duplicate_added`: `added` events for a GPU the inventory already held, unless the store loses the GPUs
- *   of deleted nodes and the node it held the GPU on left before the process started (the process had no
- *   record of the GPU); `false_added`: `added` events
+ *   of deleted nodes and the node it held the GPU on left before the process started, or the store kept
+ *   another GPU at its index (the process had no record of the GPU); `false_added`: `added` events
  *   placing a GPU where it was at no moment of the reading window.
  * - `converged_s`: seconds from the end of churn and faults to the arrival of the last event that changed
  *   the inventory (0 when none did), when the final inventory equals the truth (every GPU of `gpus` at its
@@ -125,6 +134,30 @@ export interface AccuracyReport extends HealthFigures {
 interface Held {
   readonly node: string
   readonly providerId: string
+  /** Its index on the node, and the time of the record that last placed or re-affirmed it there. */
+  readonly index?: number
+  readonly time?: number
+}
+
+/**
+ * The GPUs a store keeping one GPU per index of a node has no record of: of two or more GPUs held at one
+ * index of a node, all but the one placed or re-affirmed last.
+ */
+const shadowedAtIndex = (held: ReadonlyMap<string, Held>): ReadonlyArray<string> => {
+  const latest = new Map<string, { readonly uuid: string; readonly time: number }>()
+  const shadowed: Array<string> = []
+  for (const [uuid, place] of held) {
+    if (place.index === undefined) continue
+    const slot = `${place.node}/${place.index}`
+    const time = place.time ?? 0
+    const other = latest.get(slot)
+    if (other === undefined) latest.set(slot, { uuid, time })
+    else if (time > other.time) {
+      shadowed.push(other.uuid)
+      latest.set(slot, { uuid, time })
+    } else shadowed.push(uuid)
+  }
+  return shadowed
 }
 
 interface TrueMove {
@@ -204,12 +237,26 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
   const moves = new Map<string, Array<ExportedEvent>>()
   const removals = new Map<string, Array<ExportedEvent>>()
 
+  /** GPUs the store had no record of at a restart, with the new process's start. */
+  const unrecorded = new Map<string, Array<number>>()
   for (const event of input.events) {
     if (!input.durable && event.run !== run) held = new Map()
+    if (input.durable && input.keepsOneGpuPerIndex && run !== undefined && event.run !== run) {
+      const startedAt = input.runs[event.run]?.startedAt ?? event.time
+      for (const uuid of shadowedAtIndex(held)) {
+        held.delete(uuid)
+        unrecorded.set(uuid, [...(unrecorded.get(uuid) ?? []), startedAt])
+      }
+    }
     run = event.run
     counts[event.event]++
     const before = held.get(event.uuid)
-    const place: Held = { node: event.node, providerId: event.providerId }
+    const place: Held = {
+      node: event.node,
+      providerId: event.providerId,
+      ...(event.index === undefined ? {} : { index: event.index }),
+      time: event.time,
+    }
     switch (event.event) {
       case "added":
         if (before !== undefined && !forgotten(before, event.run)) {
@@ -257,8 +304,13 @@ export const compareWithTruth = (input: ComparisonInput): AccuracyReport => {
   }
 
   const graceMs = input.removalGraceMs
+  /** A restart after the GPU left its origin, whose store had no record of it, left no origin to report the move from. */
+  const forgottenInMove = (move: TrueMove): boolean =>
+    (unrecorded.get(move.uuid) ?? []).some(
+      (time) => time > (move.origin.to ?? 0) && time <= (move.destination.to ?? Number.POSITIVE_INFINITY),
+    )
   const reportable = (move: TrueMove): boolean =>
-    input.durable ||
+    (input.durable && !forgottenInMove(move)) ||
     input.runs.some(
       (span) => span.startedAt <= (move.origin.to ?? 0) - graceMs && span.stoppedAt >= move.destination.from + graceMs,
     )

@@ -83,6 +83,7 @@ const compare = (
     durable: true,
     keepsGoneNodes: true,
     keepsHealth: true,
+    keepsOneGpuPerIndex: false,
     removalGraceMs: grace,
     removalTickMs: 5 * second,
     readingWindowMs: 5 * second,
@@ -280,6 +281,38 @@ describe("comparing exported events with the ledger", () => {
     ]
     expect(compare(movedThenLeft, events, { runs, keepsGoneNodes: false }).duplicate_added).toBe(0)
     expect(compare(movedThenLeft, events, { runs, keepsGoneNodes: true }).duplicate_added).toBe(1)
+  })
+
+  it("excuses added and the move for a GPU whose index a swap partner took in node labels before a restart", () => {
+    // x and y swapped at 100 s; the first process read only node a (y there, x missing) before it stopped.
+    const labelled = (event: ExportedEvent): ExportedEvent => ({ ...event, index: 0 })
+    const events = [
+      ...startAdded,
+      exported("moved", "y", "a", 102, { previousNode: "b" }),
+      exported("added", "x", "b", 112, { run: 1 }),
+    ].map(labelled)
+    const runs = [
+      { startedAt: t0, stoppedAt: t0 + 105 * second },
+      { startedAt: t0 + 110 * second, stoppedAt: t0 + 1_000 * second },
+    ]
+    const labels = { runs, keepsGoneNodes: false, keepsHealth: false, keepsOneGpuPerIndex: true }
+    expect(compare(swapped, events, labels)).toMatchObject({
+      true_moves: 2,
+      moved_reported: 1,
+      missed_moves: 0,
+      unreportable_moves: 1,
+      duplicate_added: 0,
+      wrong_location_at_end: 0,
+    })
+    // A store keeping every GPU by UUID had x, so its added is a duplicate and the move was missed.
+    expect(compare(swapped, events, { ...labels, keepsOneGpuPerIndex: false })).toMatchObject({
+      missed_moves: 1,
+      unreportable_moves: 0,
+      duplicate_added: 1,
+    })
+    // GPUs at different indexes share the labels of a node.
+    const apart = events.map((event) => (event.uuid === "x" ? { ...event, index: 1 } : event))
+    expect(compare(swapped, apart, labels)).toMatchObject({ missed_moves: 1, duplicate_added: 1 })
   })
 
   it("counts added where the GPU is not as a false added", () => {
