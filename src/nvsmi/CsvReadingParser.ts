@@ -15,6 +15,12 @@ import { type ReportedReading, readingOf } from "./ReportedReading.ts"
 export interface CsvReadingOptions {
   /** The `--query-gpu` fields in column order, used when the output has no header line. */
   readonly fields?: ReadonlyArray<string>
+  /**
+   * The output is an exec's whole stdout as nvidia-smi printed it, which ends every row with a newline: a
+   * last row without one is where the output was cut, even when it has all its cells (the cut fell in
+   * its last value). A capture read from a file may have lost its final newline, so `parse` leaves it off.
+   */
+  readonly wholeOutput?: boolean
 }
 
 type NodeColumn = "driverVersion" | "kmdVersion" | "attachedGpus"
@@ -185,11 +191,11 @@ export const parseCsvReading = (
     return failWith(new TruncatedOutput({ detail: "the CSV output ends inside its header line" }))
   }
   if (isHeader(firstCells, 1)) {
-    return readRows(lines, first + 1, firstCells.map(columnOf), preambleFailures)
+    return readRows(lines, first + 1, firstCells.map(columnOf), preambleFailures, options.wholeOutput === true)
   }
   const fields = options.fields ?? (firstCells.length === fullQueryFields.length ? fullQueryFields : gpuQueryFields)
   if (firstCells.length === fields.length || firstCells.some((cell) => gpuConditionOf(cell) !== undefined)) {
-    return readRows(lines, first, fields.map(columnOf), preambleFailures)
+    return readRows(lines, first, fields.map(columnOf), preambleFailures, options.wholeOutput === true)
   }
   for (let header = first + 1; header < lines.length; header++) {
     const cells = cellsOf(lines[header] ?? "")
@@ -197,7 +203,7 @@ export const parseCsvReading = (
       return failWith(new TruncatedOutput({ detail: "the CSV output ends inside a header line" }))
     }
     if (isLocatableHeader(cells)) {
-      return readRows(lines, header + 1, cells.map(columnOf), preambleFailures)
+      return readRows(lines, header + 1, cells.map(columnOf), preambleFailures, options.wholeOutput === true)
     }
   }
   return failWith(classifyFailureOutput(output) ?? new NotNvidiaSmiOutput({ excerpt: outputExcerpt(output) }))
@@ -208,6 +214,7 @@ const readRows = (
   start: number,
   columns: ReadonlyArray<Column>,
   preambleFailures: Array<GpuFailure>,
+  wholeOutput: boolean,
 ): Result.Result<NodeReading, NvsmiError> => {
   const gpus: Array<ReportedGpu> = []
   const node: { -readonly [Field in NodeColumn]?: string } = {}
@@ -244,8 +251,8 @@ const readRows = (
     const condition = cells.find(
       (cell, position) => columns[position]?._tag !== "Health" && gpuConditionOf(cell) !== undefined,
     )
-    // nvidia-smi ends every row with a newline: a short last row without one is where the output was cut.
-    if (cells.length < columns.length && lineIndex === lines.length - 1) {
+    // nvidia-smi ends every row with a newline: a last row without one is where the output was cut.
+    if (lineIndex === lines.length - 1 && (cells.length < columns.length || wholeOutput)) {
       return failWith(new TruncatedOutput({ detail: `the CSV output ends inside row ${gpus.length + 1}` }))
     }
     if (cells.length !== columns.length) {

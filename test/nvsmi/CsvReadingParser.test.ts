@@ -135,6 +135,17 @@ describe("parseCsvReading with a header", () => {
     )
   })
 
+  it("calls an exec's output cut inside the last value of a row truncated, where a capture file may lack its newline", () => {
+    const full = `${gb200Rows[0]}\n${gb200Rows[1]}\n`
+    // Cut inside the last cell of the second row: every cell is there, the value is not whole.
+    const cut = full.slice(0, full.length - 6)
+    const error = errorFrom(parseCsvReading(cut, { wholeOutput: true }))
+    expect(error.kind).toBe("truncated")
+    expect(error.message).toContain("ends inside row 2")
+    expect(readingFrom(parseCsvReading(full, { wholeOutput: true })).gpus).toHaveLength(2)
+    expect(readingFrom(parseCsvReading(full.slice(0, -1))).gpus).toHaveLength(2)
+  })
+
   it("keeps the first of two GPUs with one UUID and reports the second as a duplicate-uuid failure", () => {
     const uuid = "GPU-aaaaaaaa-1111-2222-3333-444444444444"
     const parsed = readingFrom(

@@ -136,7 +136,10 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
       exitCode: result.exitCode,
       stdoutHead: () => head.text(),
       stderr: result.stderrHint,
-      parse: () => (xml === undefined ? parseCsvReading(head.text(), { fields: queryFieldsFor(refused) }) : xml.end()),
+      parse: () =>
+        xml === undefined
+          ? parseCsvReading(head.text(), { fields: queryFieldsFor(refused), wholeOutput: true })
+          : xml.end(),
     }
     return finished
   })
