@@ -143,7 +143,7 @@ const isLocatableHeader = (cells: ReadonlyArray<string>): boolean =>
  * header naming `uuid`, so a capture that contains one (e.g. a bug report) can still be read. A row with
  * `[GPU requires reset]` or `GPU is lost` in a cell that is not a health value is a failure, not a GPU;
  * health columns (retired pages, remapped rows, ECC, ...) fill the GPU's health. Output that
- * ends inside its header line, or inside a row (a last row short of cells, without its newline), is
+ * ends inside its header line, or inside a row (a last row without its newline that is short of cells, or any such row of an exec's `wholeOutput`), is
  * `truncated`; one beyond `outputLimits` (lines, line length, GPUs, value length) `malformed`.
  */
 export const parseCsvReading = (
