@@ -48,6 +48,8 @@ export interface FleetViewOptions {
   readonly historyPerGpu?: number
   /** GPUs whose history is kept; beyond it the GPU heard of longest ago is forgotten. */
   readonly historyGpus?: number
+  /** Entries kept in all; beyond it the histories of the GPUs heard of longest ago are forgotten. */
+  readonly historyEntries?: number
   /** Nodes whose last reading is kept without GPUs; beyond it the oldest is forgotten. */
   readonly readingNodes?: number
 }
@@ -111,6 +113,8 @@ export class FleetView {
   private readonly histories = new Map<string, { entries: Array<HistoryEntry>; dropped: boolean }>()
   readonly historyPerGpu: number
   private readonly historyGpus: number
+  private readonly historyEntries: number
+  private historyEntryCount = 0
   private readonly readingNodes: number
   private readonly shared = new SharedLower()
   /** When this view started hearing events: the start of the process's own history. */
@@ -123,6 +127,8 @@ export class FleetView {
     this.ring = new Array(options.eventCapacity)
     this.historyPerGpu = options.historyPerGpu ?? 50
     this.historyGpus = options.historyGpus ?? 200_000
+    // About 200 bytes an entry: at most some 20 MB, whatever the fleet's churn; postgres keeps the rest.
+    this.historyEntries = options.historyEntries ?? 100_000
     this.readingNodes = options.readingNodes ?? 50_000
     this.since = now
   }
@@ -299,16 +305,27 @@ export class FleetView {
     if (kept === undefined) {
       kept = { entries: [], dropped: false }
       if (this.histories.size >= this.historyGpus) {
-        const oldest = this.histories.keys().next().value
-        if (oldest !== undefined) this.histories.delete(oldest)
+        const [oldest, forgotten] = this.histories.entries().next().value ?? []
+        if (oldest !== undefined && forgotten !== undefined) {
+          this.histories.delete(oldest)
+          this.historyEntryCount -= forgotten.entries.length
+        }
       }
     } else this.histories.delete(record.uuid)
     // Re-inserted: the map's order is the order GPUs were last heard of.
     this.histories.set(record.uuid, kept)
     kept.entries.push(historyEntry(record))
+    this.historyEntryCount++
     if (kept.entries.length > this.historyPerGpu) {
       kept.entries.shift()
       kept.dropped = true
+      this.historyEntryCount--
+    }
+    while (this.historyEntryCount > this.historyEntries) {
+      const [oldest, forgotten] = this.histories.entries().next().value ?? []
+      if (oldest === undefined || forgotten === undefined || forgotten === kept) break
+      this.histories.delete(oldest)
+      this.historyEntryCount -= forgotten.entries.length
     }
   }
 }

@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest"
+import { FleetView } from "../../src/fleet/FleetView.ts"
+import { eventOf, knownGpu, t0 } from "./FleetFixtures.ts"
+
+const uuidOf = (at: number): string => `GPU-${String(at).padStart(8, "0")}-1111-2222-3333-444444444444`
+const minutes = (count: number): Date => new Date(t0.getTime() + count * 60_000)
+
+describe("FleetView's history of what this process saw", () => {
+  it("keeps at most historyEntries entries in all, forgetting the GPUs heard of longest ago, whatever the churn", () => {
+    const view = new FleetView({ eventCapacity: 0, historyPerGpu: 5, historyEntries: 10 }, t0)
+    // A churning fleet: every GPU arrives once and leaves; new UUIDs keep coming.
+    for (let at = 0; at < 100; at++) {
+      const known = knownGpu({ uuid: uuidOf(at), node: `node-${at}`, index: 0 })
+      view.record([eventOf(known, "added", minutes(at)), eventOf(known, "removed", minutes(at))])
+    }
+    const kept = Array.from({ length: 100 }, (_, at) => view.history(uuidOf(at))?.entries.length ?? 0)
+    expect(kept.reduce((sum, entries) => sum + entries, 0)).toBeLessThanOrEqual(10)
+    expect(kept.slice(95)).toEqual([2, 2, 2, 2, 2])
+    expect(view.history(uuidOf(0))).toBeUndefined()
+  })
+
+  it("keeps the GPU just heard of even when its own entries reach the bound", () => {
+    const view = new FleetView({ eventCapacity: 0, historyPerGpu: 20, historyEntries: 4 }, t0)
+    const known = knownGpu({ uuid: uuidOf(1), node: "node-1", index: 0 })
+    for (let at = 0; at < 6; at++) view.record([eventOf(known, at === 0 ? "added" : "moved", minutes(at))])
+    expect(view.history(uuidOf(1))?.entries).toHaveLength(6)
+  })
+})
