@@ -102,7 +102,8 @@ const stateAt = (health: ReadonlyArray<HealthStay>, time: number): TrueHealthSta
  *   window before the change to a reading window after its new state ended. A report is a record whose
  *   `previousHealthState` differs from its `health.state` (a `health` event).
  * - A change not reported is `missed_health` when a service could have seen it: a service process ran
- *   for `healthSettleMs` of the state before and of the state after (one and the same process with a
+ *   for twice `healthSettleMs` (a reading an exec fault spoils is taken again a read period later) of the
+ *   state before and of the state after (one and the same process with a
  *   store that keeps no health, `memory` and `node-labels`; with `nats` and `postgres` the next process
  *   compares with what the store kept), and the GPU stayed in the cluster and readable (no driver failure hid
  *   it) for `healthSettleMs` after the change. The others are `unreportable_health`.
@@ -166,7 +167,9 @@ export const compareHealth = (
   }
 
   const hidden = hiddenSpans(input.ledger)
-  const seenBy = (stay: HealthStay, span: ServiceRunSpan) => overlapMs(stay, span) >= settleMs
+  // A reading the exec faults spoil (garbage, a cut output, a hang) is taken again at the next resync, which
+  // the ledger does not record: a process could see a state for sure only over two read periods of it.
+  const seenBy = (stay: HealthStay, span: ServiceRunSpan) => overlapMs(stay, span) >= 2 * settleMs
   const reportable = (change: TrueChange, goneAt: number | undefined): boolean => {
     const from = change.to.from
     const settledAt = from + settleMs
