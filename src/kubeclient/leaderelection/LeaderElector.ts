@@ -17,7 +17,8 @@ const acquireJitterFactor = 1.2
 type Attempt =
   | { readonly _tag: "Holding"; readonly record: LeaderElectionRecord; readonly atMs: number }
   | { readonly _tag: "Held"; readonly holder: string }
-  | { readonly _tag: "Failed"; readonly reason: string }
+  /** `answered`: the API server answered (an HTTP error), rather than the attempt running out of time. */
+  | { readonly _tag: "Failed"; readonly reason: string; readonly answered: boolean }
 
 interface ElectorState {
   /** What this replica last observed of the lease, by its own clock. */
@@ -64,10 +65,13 @@ export const make = (lock: LeaseLock, settings: LeaseSettings): Effect.Effect<El
         yield* Ref.set(state, { observed: { record: decision.record, atMs: nowMs }, lease: written })
         return { _tag: "Holding", record: decision.record, atMs: nowMs } satisfies Attempt
       }).pipe(
-        Effect.catch((error: KubeApiError) => Effect.succeed<Attempt>({ _tag: "Failed", reason: error.message })),
+        Effect.catch((error: KubeApiError) =>
+          Effect.succeed<Attempt>({ _tag: "Failed", reason: error.message, answered: error.kind !== "timeout" }),
+        ),
         Effect.timeoutOrElse({
           duration: Duration.millis(Math.max(1, deadlineMs - nowMs)),
-          orElse: () => Effect.succeed<Attempt>({ _tag: "Failed", reason: "no answer before the renew deadline" }),
+          orElse: () =>
+            Effect.succeed<Attempt>({ _tag: "Failed", reason: "no answer before the renew deadline", answered: false }),
         }),
       )
 
@@ -91,21 +95,26 @@ export const make = (lock: LeaseLock, settings: LeaseSettings): Effect.Effect<El
       Effect.gen(function* () {
         let lastRenewalMs = acquiredAtMs
         let lastFailure = "no renewal succeeded"
+        // The last try before the deadline has only what time is left, so it often ends unanswered; an
+        // answer the server gave earlier in the same window (HTTP 503, 403…) says more about why.
+        let answeredFailure: string | undefined
         while (true) {
           yield* Effect.sleep(Duration.millis(settings.retryPeriodMs))
           while (true) {
             const deadlineMs = lastRenewalMs + settings.renewDeadlineMs
             const nowMs = yield* Clock.currentTimeMillis
             if (nowMs >= deadlineMs) {
-              return `could not renew the lease within ${Duration.format(Duration.millis(settings.renewDeadlineMs))}: ${lastFailure}`
+              return `could not renew the lease within ${Duration.format(Duration.millis(settings.renewDeadlineMs))}: ${answeredFailure ?? lastFailure}`
             }
             const outcome = yield* attempt(deadlineMs)
             if (outcome._tag === "Holding") {
               lastRenewalMs = outcome.atMs
+              answeredFailure = undefined
               break
             }
             if (outcome._tag === "Held") return `the lease is held by ${outcome.holder}`
             lastFailure = outcome.reason
+            if (outcome.answered) answeredFailure = outcome.reason
             yield* Effect.logDebug("cannot renew the lease").pipe(
               Effect.annotateLogs({ ...lease, reason: outcome.reason }),
             )
