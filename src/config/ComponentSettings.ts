@@ -1,5 +1,6 @@
 import * as Result from "effect/Result"
 import type { ConfigProblem } from "../component/Component.ts"
+import type { ObservationKind } from "../pipeline/ObservationKind.ts"
 import {
   type FileMapping,
   isFileMapping,
@@ -29,6 +30,11 @@ export interface ComponentSettings<Config> {
 export interface ConfigurableComponent {
   readonly type: string
   readonly settings: ComponentSettings<unknown>
+  /**
+   * A receiver's or processor's observations (`node` when absent). A pipeline that lists no receivers or
+   * processors gets those of the cluster's (`node`); a hub's are named in `service.pipelines`.
+   */
+  readonly observes?: ObservationKind
 }
 
 const setAt = (mapping: Record<string, unknown>, key: string, value: FileValue): void => {

@@ -1,5 +1,6 @@
 import * as Result from "effect/Result"
 import type { ConfigProblem } from "../component/Component.ts"
+import { type ObservationKind, observationKindOf } from "../pipeline/ObservationKind.ts"
 import type { ComponentCatalog } from "./ComponentCatalog.ts"
 import { type ComponentSettings, type ConfigurableComponent, sectionOf } from "./ComponentSettings.ts"
 import { CONFIG_FILE_KEY, type DefinedExporter, PIPELINE, readConfigFile } from "./ConfigFile.ts"
@@ -135,15 +136,43 @@ const selectExporters = (
   return selected
 }
 
-/** The receivers or processors of the pipeline: the file's list, else every type of the build. */
+/**
+ * The receivers or processors of the pipeline: the file's list, else every type of the build that passes
+ * node observations (a cluster's pipeline; a hub's is named in the file).
+ */
 const pipelineComponents = (
   root: FileMapping,
   kind: "receivers" | "processors",
   known: ReadonlyArray<ConfigurableComponent>,
 ): ReadonlyArray<ConfigurableComponent> => {
   const listed = listType.fromFile(valueAt(root, `service.pipelines.${PIPELINE}.${kind}`) ?? [], true)
-  const ids = Result.isSuccess(listed) && listed.success.length > 0 ? listed.success : known.map((c) => c.type)
+  const ids =
+    Result.isSuccess(listed) && listed.success.length > 0
+      ? listed.success
+      : known.filter((component) => observationKindOf(component) === "node").map((component) => component.type)
   return ids.flatMap((id) => known.filter((component) => component.type === id))
+}
+
+/** The types of `list` that pass observations of `kind`, for a message that says what would fit. */
+const typesPassing = (list: ReadonlyArray<ConfigurableComponent>, kind: ObservationKind): string =>
+  list
+    .filter((component) => observationKindOf(component) === kind)
+    .map((component) => component.type)
+    .join(", ")
+
+/** A receiver and a processor that pass different observations cannot run in one pipeline. */
+const pairingProblem = (
+  receiver: Pending,
+  processor: Pending,
+  catalog: ComponentCatalog,
+): ConfigProblem | undefined => {
+  const made = observationKindOf(receiver)
+  const taken = observationKindOf(processor)
+  if (made === taken) return undefined
+  return {
+    key: `service.pipelines.${PIPELINE}.processors`,
+    message: `processor ${JSON.stringify(processor.id)} takes ${taken} observations and receiver ${JSON.stringify(receiver.id)} makes ${made} observations; with receiver ${JSON.stringify(receiver.id)} use a processor of: ${typesPassing(catalog.processors, made)}`,
+  }
 }
 
 interface Pending {
@@ -151,6 +180,7 @@ interface Pending {
   readonly type: string
   readonly spec: ComponentSettings<unknown>
   readonly values: SettingValues
+  readonly observes?: ObservationKind
 }
 
 const built = (pending: Pending): ComponentConfig => ({
@@ -234,7 +264,13 @@ export const resolvePipeline = (
       problems.push(...resolved.problems)
       Object.assign(origins, resolved.origins)
       sections[component.type] = resolved.section
-      return { id: component.type, type: component.type, spec: component.settings, values: resolved.values }
+      return {
+        id: component.type,
+        type: component.type,
+        spec: component.settings,
+        values: resolved.values,
+        observes: observationKindOf(component),
+      }
     })
   }
   const receivers = components("receivers")
@@ -252,6 +288,13 @@ export const resolvePipeline = (
         message: `pipeline ${JSON.stringify(PIPELINE)} needs exactly one ${kind}, got ${list.length}${named}`,
       })
     }
+  }
+
+  const [receiver] = receivers
+  const [processor] = processors
+  if (receivers.length === 1 && processors.length === 1 && receiver !== undefined && processor !== undefined) {
+    const problem = pairingProblem(receiver, processor, catalog)
+    if (problem !== undefined) problems.push(problem)
   }
 
   const knownExporterTypes = catalog.exporters.map((exporter) => exporter.type)

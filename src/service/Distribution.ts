@@ -9,6 +9,7 @@ import type { Setting } from "../config/Setting.ts"
 import type { ExporterFactory } from "../pipeline/Exporter.ts"
 import type { StoreFactory } from "../pipeline/InventoryStore.ts"
 import type { Elector, LeaseSettings } from "../pipeline/Leadership.ts"
+import type { ObservationKind } from "../pipeline/ObservationKind.ts"
 import type { Processor } from "../pipeline/Processor.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
 import type { PipelineServices } from "./PipelineServices.ts"
@@ -17,8 +18,10 @@ import type { PipelineServices } from "./PipelineServices.ts"
  * A receiver type of this build: it makes observations for the pipeline's processor, and may offer the
  * elector of the replicas that read the same source (`LEADER_ELECTION`).
  */
-export type BuiltinReceiver = ComponentFactory<"receiver", unknown, Receiver, PipelineServices> &
+export type BuiltinReceiver = ComponentFactory<"receiver", unknown, Receiver<unknown>, PipelineServices> &
   Configured<unknown> & {
+    /** What it observes; `node` when absent. The config pairs it only with a processor that takes the same. */
+    readonly observes?: ObservationKind
     /**
      * A method, as `create` is, so a receiver of a concrete config type fits: the config it receives is
      * always the one its own settings built.
@@ -31,8 +34,10 @@ export type BuiltinReceiver = ComponentFactory<"receiver", unknown, Receiver, Pi
   }
 
 /** A processor type of this build: it turns observations into events for the exporters. */
-export type BuiltinProcessor = ComponentFactory<"processor", unknown, Processor, PipelineServices> &
+export type BuiltinProcessor = ComponentFactory<"processor", unknown, Processor<unknown>, PipelineServices> &
   Configured<unknown> & {
+    /** What it takes; `node` when absent. */
+    readonly observes?: ObservationKind
     /** The setting that names the store the processor keeps its state in, checked against the pipeline. */
     readonly storeSetting?: Setting<string>
   }

@@ -13,6 +13,7 @@ import { ReadinessChecks } from "../health/ReadinessChecks.ts"
 import { ServiceMetrics } from "../metrics/ServiceMetrics.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
 import type { Elector } from "../pipeline/Leadership.ts"
+import { observationKindOf } from "../pipeline/ObservationKind.ts"
 import { builtinComponents } from "./BuiltinComponents.ts"
 import { ComponentRegistry, type ConfiguredExporter } from "./ComponentRegistry.ts"
 import { ExporterFanout } from "./ExporterFanout.ts"
@@ -202,7 +203,10 @@ const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions, flee
   const elector = config.leaderElection.enabled
     ? yield* electorOf(receiver, config.leaderElection, settings)
     : undefined
-  const readiness = yield* TermReadiness.make(elector === undefined ? "starting" : "following")
+  const readiness = yield* TermReadiness.make(
+    elector === undefined ? "starting" : "following",
+    observationKindOf(receiver.factory),
+  )
   const term: PipelineTerm.PipelineTermParts = {
     receiver,
     processor,

@@ -4,10 +4,12 @@ import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import type { ComponentConfig } from "../config/ServiceConfig.ts"
+import type { NodeObservation } from "../domain/NodeObservation.ts"
 import type { Fleet } from "../fleet/Fleet.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
 import { InventoryFeed } from "../pipeline/InventoryFeed.ts"
 import { InventoryStores } from "../pipeline/InventoryStore.ts"
+import { observationKindOf } from "../pipeline/ObservationKind.ts"
 import type { Receiver } from "../pipeline/Receiver.ts"
 import type { BuiltinProcessor, BuiltinReceiver } from "./Distribution.ts"
 import * as InventoryFeedQueue from "./InventoryFeedQueue.ts"
@@ -62,23 +64,25 @@ export const start = Effect.fnUntraced(function* (parts: PipelineTermParts) {
   const running = yield* offered(
     processor.factory.create(processor.config.config, { id: processor.config.id, ...settings }),
   )
-  yield* readiness.add("inventory", running.health)
+  yield* readiness.add("processor", running.health)
 
   // The receiver lives in its own scope, closed first; the observations it made still reach the processor.
   const receiverScope = yield* Scope.make()
-  const source: Receiver = yield* offered(
+  const source: Receiver<unknown> = yield* offered(
     receiver.factory.create(receiver.config.config, { id: receiver.config.id, ...settings }),
   ).pipe(
     Scope.provide(receiverScope),
     Effect.onError(() => Effect.andThen(feed.end, Scope.close(receiverScope, Exit.void))),
   )
-  yield* readiness.add("informers", source.health)
+  yield* readiness.add("receiver", source.health)
   yield* readiness.add("readings", source.readings)
+  // The fleet page reads a cluster's node observations; a hub's page follows its events alone.
+  const pageReads = fleet !== undefined && observationKindOf(receiver.factory) === "node" ? fleet : undefined
   const deliver = Queue.take(source.observations).pipe(
-    fleet === undefined
+    pageReads === undefined
       ? (taken) => taken
-      : Effect.tap((observation) => Effect.sync(() => fleet.view.observe(observation))),
-    Effect.flatMap(running.observe),
+      : Effect.tap((observation) => Effect.sync(() => pageReads.view.observe(observation as NodeObservation))),
+    Effect.flatMap((observation) => running.observe(observation)),
     Effect.forever,
   )
   yield* Effect.addFinalizer((exit) =>

@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import type { InventoryEvent } from "../../../domain/InventoryEvent.ts"
+import type { NodeObservation } from "../../../domain/NodeObservation.ts"
 import { EventConsumer } from "../../../pipeline/EventConsumer.ts"
 import type { BuiltinProcessor } from "../../../service/Distribution.ts"
 import type { DemoTally } from "./DemoTally.ts"
@@ -26,7 +27,8 @@ export const tallyingProcessor = (processor: BuiltinProcessor, tally: DemoTally)
         ...running,
         observe: (observation) =>
           Effect.andThen(
-            Effect.sync(() => tally.observe(observation)),
+            // The demo runs a cluster's pipeline, whose processor takes node observations.
+            Effect.sync(() => tally.observe(observation as NodeObservation)),
             running.observe(observation),
           ),
       }
