@@ -187,7 +187,8 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         valueType: ValueType.INT,
       })
       const nodesToLabel = meter.createObservableGauge(metricNames.nodesToLabel, {
-        description: "Nodes waiting to have their labels written.",
+        description:
+          "Node label patches waiting: nodes queued for labelling, and patches waiting for a QPS token behind the readings.",
         valueType: ValueType.INT,
       })
       const gpusKnown = meter.createObservableGauge(metricNames.gpusKnown, {

@@ -76,7 +76,7 @@ export class ServiceMetrics extends Context.Service<
     readonly nodeLabelPatched: (result: NodeLabelPatchResult) => Effect.Effect<void>
     /** A value left out of a node's labels because it cannot be a label value. */
     readonly nodeLabelValueSkipped: (label: SkippedNodeLabel) => Effect.Effect<void>
-    /** Registers the source of the gauge of nodes waiting to be labelled. */
+    /** Registers the source of the gauge of label patches waiting (nodes queued, patches waiting for a token). */
     readonly observeNodesToLabel: (waiting: () => number) => Effect.Effect<void, never, Scope.Scope>
     /** Registers the source of the failing-nodes gauge: nodes whose last reading failed, by error kind. */
     readonly observeFailingNodes: (byKind: () => ReadonlyMap<string, number>) => Effect.Effect<void, never, Scope.Scope>

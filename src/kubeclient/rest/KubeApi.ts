@@ -64,6 +64,11 @@ export interface KubeApiOptions {
   readonly execHandshakeTimeoutMs: number
   /** A watch silent (not even a bookmark) for this long ends normally; `defaultWatchInactivityMs` unless given. */
   readonly watchInactivityMs?: number
+  /**
+   * Longest a node label patch lets the calls waiting for a token go first before it takes its turn among
+   * them; `TokenBucket.defaultYieldLimitMs` (2 s) unless given.
+   */
+  readonly labelPatchYieldLimitMs?: number
 }
 
 export const defaultRequestTimeoutMs = 30_000
@@ -76,7 +81,8 @@ const deadlineSlackMs = 1_000
  * The Kubernetes API as the receiver uses it: pages of pods and nodes, watches, exec sessions and patches
  * of node labels. Every
  * call takes a token from one QPS/BURST bucket first and has a deadline; watches and exec sockets are
- * closed when the scope that opened them closes.
+ * closed when the scope that opened them closes. Node label patches yield: a patch takes a token only
+ * once no other call waits for one, or once it has waited `labelPatchYieldLimitMs`, so readings come first.
  */
 export class KubeApi extends Context.Service<
   KubeApi,
@@ -107,6 +113,8 @@ export class KubeApi extends Context.Service<
      * the node's resourceVersion after the patch.
      */
     readonly patchNodeLabels: (node: string, labels: LabelPatch) => Effect.Effect<string, KubeApiError>
+    /** Node label patches waiting for a token, behind the other calls. */
+    readonly labelPatchesWaiting: () => number
     /** Opens the exec session; the socket is terminated when the scope closes. */
     readonly exec: (call: ExecCall) => Effect.Effect<WebSocket, KubeApiError, Scope.Scope>
   }
@@ -127,14 +135,21 @@ export class KubeApi extends Context.Service<
     origin: KubeconfigOrigin = "given",
   ): Effect.Effect<KubeApi["Service"]> =>
     Effect.gen(function* () {
-      const bucket = yield* TokenBucket.make({ qps: options.qps, burst: options.burst })
+      const bucket = yield* TokenBucket.make(
+        { qps: options.qps, burst: options.burst },
+        options.labelPatchYieldLimitMs ?? TokenBucket.defaultYieldLimitMs,
+      )
       const transport = makeKubeTransport(access)
       const requestTimeout = Duration.millis(options.requestTimeoutMs + deadlineSlackMs)
       const handshakeTimeout = Duration.millis(options.execHandshakeTimeoutMs + deadlineSlackMs)
 
-      /** One request and its whole body, parsed, under the request deadline. */
-      const call = (operation: string, request: KubeRequest): Effect.Effect<unknown, KubeApiError> =>
-        bucket.take.pipe(
+      /** One request and its whole body, parsed, under the request deadline, after `token`. */
+      const call = (
+        operation: string,
+        request: KubeRequest,
+        token: Effect.Effect<void> = bucket.take,
+      ): Effect.Effect<unknown, KubeApiError> =>
+        token.pipe(
           Effect.andThen(
             Effect.tryPromise({
               try: async (interrupted) => {
@@ -173,12 +188,16 @@ export class KubeApi extends Context.Service<
         list("list resourceslices", resourceSlicesPath(version), { fieldSelector }, page)
 
       const patchNodeLabels = (node: string, labels: LabelPatch) =>
-        call("patch node", {
-          method: "PATCH",
-          path: `/api/v1/nodes/${encodeURIComponent(node)}`,
-          contentType: "application/merge-patch+json",
-          body: JSON.stringify({ metadata: { labels } }),
-        }).pipe(Effect.map(resourceVersionOf))
+        call(
+          "patch node",
+          {
+            method: "PATCH",
+            path: `/api/v1/nodes/${encodeURIComponent(node)}`,
+            contentType: "application/merge-patch+json",
+            body: JSON.stringify({ metadata: { labels } }),
+          },
+          bucket.takeYielding,
+        ).pipe(Effect.map(resourceVersionOf))
 
       const watch = Effect.fnUntraced(function* (
         request: WatchRequest,
@@ -249,6 +268,7 @@ export class KubeApi extends Context.Service<
         listResourceSlices,
         watch,
         patchNodeLabels,
+        labelPatchesWaiting: bucket.yieldingCalls,
         exec,
       })
     })

@@ -56,4 +56,112 @@ describe("TokenBucket", () => {
       yield* Fiber.join(next)
     }),
   )
+
+  it("a yielding call may reserve once no take waits, or once it has yielded for the limit", () => {
+    assert.isTrue(TokenBucket.yieldingMayReserve(0, 0, 2_000))
+    assert.isFalse(TokenBucket.yieldingMayReserve(3, 1_999, 2_000))
+    assert.isTrue(TokenBucket.yieldingMayReserve(3, 2_000, 2_000))
+  })
+})
+
+describe("TokenBucket yielding calls", () => {
+  /** Forks `call` and records its name once it got its token. */
+  const tokenOrder = (order: Array<string>) => (name: string, call: Effect.Effect<void>) =>
+    Effect.forkChild(call.pipe(Effect.andThen(Effect.sync(() => order.push(name)))))
+
+  it.effect("the takes waiting go first: a yielding call gets its token after them", () =>
+    Effect.gen(function* () {
+      const order: Array<string> = []
+      const got = tokenOrder(order)
+      const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 60_000)
+      yield* bucket.take
+      yield* got("reading-1", bucket.take)
+      const patch = yield* got("patch", bucket.takeYielding)
+      yield* got("reading-2", bucket.take)
+      yield* got("reading-3", bucket.take)
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(bucket.yieldingCalls(), 1)
+      for (let second = 0; second < 4; second++) yield* TestClock.adjust("1 second")
+      yield* Fiber.join(patch)
+      assert.deepStrictEqual(order, ["reading-1", "reading-2", "reading-3", "patch"])
+      assert.strictEqual(bucket.yieldingCalls(), 0)
+    }),
+  )
+
+  it.effect("a yielding call takes a token at once while no take waits, within the burst", () =>
+    Effect.gen(function* () {
+      const bucket = yield* TokenBucket.make({ qps: 1, burst: 2 }, 60_000)
+      yield* bucket.takeYielding
+      yield* bucket.takeYielding
+      const third = yield* Effect.forkChild(bucket.takeYielding)
+      yield* TestClock.adjust("999 millis")
+      assert.isUndefined(third.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(third)
+    }),
+  )
+
+  it.effect("a yielding call goes once the last waiting take got its token, and takes its turn after it", () =>
+    Effect.gen(function* () {
+      const order: Array<string> = []
+      const got = tokenOrder(order)
+      const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 60_000)
+      yield* bucket.take
+      yield* got("reading", bucket.take)
+      const patch = yield* got("patch", bucket.takeYielding)
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(order, ["reading"])
+      // Nothing waits now: a reading that asks after the patch reserved its token comes after it.
+      yield* got("later-reading", bucket.take)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(patch)
+      assert.deepStrictEqual(order, ["reading", "patch"])
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(order, ["reading", "patch", "later-reading"])
+    }),
+  )
+
+  it.effect("a yielding call never starves: after the limit it takes its turn among takes that keep coming", () =>
+    Effect.gen(function* () {
+      const order: Array<string> = []
+      const got = tokenOrder(order)
+      const bucket = yield* TokenBucket.make({ qps: 10, burst: 1 }, 2_000)
+      yield* bucket.take
+      // Ten readers that keep asking for the next token: some take always waits.
+      const reader = (name: string) => got(name, Effect.forever(bucket.take))
+      for (let worker = 0; worker < 10; worker++) yield* reader(`reader-${worker}`)
+      const patch = yield* got("patch", bucket.takeYielding)
+      yield* TestClock.adjust("1999 millis")
+      assert.isUndefined(patch.pollUnsafe())
+      assert.strictEqual(bucket.yieldingCalls(), 1)
+      // At the limit it reserves behind the ten readers waiting then: a second at 10 QPS.
+      yield* TestClock.adjust("1 millis")
+      yield* TestClock.adjust("999 millis")
+      assert.isUndefined(patch.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(patch)
+      assert.deepStrictEqual(order, ["patch"])
+    }),
+  )
+
+  it.effect("an interrupted yielding call is no longer counted, and a take interrupted while waiting lets it go", () =>
+    Effect.gen(function* () {
+      const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 60_000)
+      yield* bucket.take
+      const reading = yield* Effect.forkChild(bucket.take)
+      const first = yield* Effect.forkChild(bucket.takeYielding)
+      const second = yield* Effect.forkChild(bucket.takeYielding)
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(bucket.yieldingCalls(), 2)
+      yield* Fiber.interrupt(first)
+      assert.strictEqual(bucket.yieldingCalls(), 1)
+      // The waiting take gives its token back: the yielding call has it a second after the first take.
+      yield* Fiber.interrupt(reading)
+      yield* TestClock.adjust("998 millis")
+      assert.isUndefined(second.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(second)
+      assert.strictEqual(bucket.yieldingCalls(), 0)
+    }),
+  )
 })

@@ -78,8 +78,8 @@ const patched = (labels: Readonly<Record<string, string>>, patch: LabelPatch): R
  * merge patch that brings it to its desired labels, computed against the labels the node informer holds
  * (no GET), nothing when they already match. A node the inventory never held GPUs on is left alone. A
  * failed patch is retried with capped backoff under the receiver's QPS bucket and logged once per node
- * and failure kind; a node the API server no longer has is forgotten. It never waits for, nor delays,
- * readings or exports.
+ * and failure kind; a node the API server no longer has is forgotten. It never waits for readings or
+ * exports, and its patches yield their QPS tokens to the readings waiting for one (see `KubeApi`).
  *
  * Closing the scope it was made in runs a last pass within the shutdown budget (`shutdownTimeoutMs`, or
  * less as the service's `ShutdownDeadline` leaves): it waits for the feed to end and mirrors its last
@@ -101,7 +101,8 @@ export const make = (
     /** The workers and the feed's follower, ended by the last pass. */
     const running = yield* FiberSet.make<void>()
     const queue = yield* WorkQueue.make<string>(options.retryBackoff)
-    yield* metrics.observeNodesToLabel(queue.depth)
+    // Label patches waiting: nodes queued, and those whose patch waits for a token behind the readings.
+    yield* metrics.observeNodesToLabel(() => queue.depth() + api.labelPatchesWaiting())
     /** What a successful patch left on a node (its labels and the node's resourceVersion), until the informer has caught up. */
     const written = new Map<string, { readonly resourceVersion: string; readonly labels: Record<string, string> }>()
     /** The failure kind last logged for a node whose patches fail. */
