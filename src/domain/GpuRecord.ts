@@ -40,6 +40,8 @@ export interface GpuRecord {
   readonly providerId?: string
   /** True when another GPU of the same reading reports the same serial (GB200 modules, K80 boards). */
   readonly serialShared: boolean
+  /** For `moved` across clusters, on a hub: the cluster the GPU was in before; absent for a move within a cluster. */
+  readonly previousCluster?: string
   /** For `moved`: where the GPU was before. */
   readonly previousNode?: string
   readonly previousMachine?: string

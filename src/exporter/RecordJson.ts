@@ -23,6 +23,7 @@ const fieldOrder = {
   cudaVersion: true,
   providerId: true,
   serialShared: true,
+  previousCluster: true,
   previousNode: true,
   previousMachine: true,
   health: true,

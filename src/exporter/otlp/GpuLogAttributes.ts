@@ -64,6 +64,7 @@ export const gpuLogAttributes = (event: InventoryEvent): Attributes => {
   putText(attributes, "k8s.pod.name", origin.podName)
   putText(attributes, "k8s.namespace.name", origin.podNamespace)
   putText(attributes, "gpu_serials.event.id", record.id)
+  putText(attributes, "gpu_serials.previous.k8s.cluster.name", record.previousCluster)
   putText(attributes, "gpu_serials.previous.k8s.node.name", record.previousNode)
   putText(attributes, "gpu_serials.previous.host.id", record.previousMachine)
   if (record.health !== undefined) putHealth(attributes, record.health, record.previousHealthState)
