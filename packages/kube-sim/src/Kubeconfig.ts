@@ -8,11 +8,14 @@ export interface KubeconfigEntry {
   readonly namespace: string
   /** Name of the kubeconfig user; `<cluster>-admin` unless given. */
   readonly user?: string
+  /** The CA (PEM) of an `https` server, written as `certificate-authority-data`; none for plain HTTP. */
+  readonly certificateAuthority?: string
 }
 
 /**
  * The kubeconfig of the simulated cluster: one cluster, one token user, one context that is current.
- * `insecure-skip-tls-verify` is set because @kubernetes/client-node refuses an `http:` server without it.
+ * An `https` server comes with its CA, as a real cluster's kubeconfig; a plain `http:` one gets
+ * `insecure-skip-tls-verify`, since @kubernetes/client-node refuses an `http:` server without it.
  */
 export const kubeconfigYaml = (entry: KubeconfigEntry): string => {
   const name = entry.clusterName
@@ -22,7 +25,9 @@ export const kubeconfigYaml = (entry: KubeconfigEntry): string => {
     "kind: Config",
     "clusters:",
     "- cluster:",
-    "    insecure-skip-tls-verify: true",
+    entry.certificateAuthority === undefined
+      ? "    insecure-skip-tls-verify: true"
+      : `    certificate-authority-data: ${Buffer.from(entry.certificateAuthority).toString("base64")}`,
     `    server: ${entry.server}`,
     `  name: ${name}`,
     "contexts:",

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { createServer as createSecureServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import type { Duplex } from "node:stream"
+import type { TLSSocket } from "node:tls"
 import type { ApiClients } from "./ApiClients.ts"
 import { ApiError, badRequest } from "./ApiStatus.ts"
 import { representationOf } from "./ContentNegotiation.ts"
@@ -75,9 +77,19 @@ export interface ApiServerOptions {
   readonly version?: ServerVersion
 }
 
+/** The serving certificate and key (PEM) of an HTTPS API server. */
+export interface ServingIdentity {
+  readonly certificate: string
+  readonly key: string
+}
+
 export interface ApiServerStats {
   readonly requests: number
   readonly watchesOpen: number
+  /** TLS handshakes completed, all of them (0 over plain HTTP). */
+  readonly tlsHandshakes: number
+  /** Of those, the ones that resumed an earlier session (a TLS 1.3 ticket or a session id) instead of a full handshake. */
+  readonly tlsResumed: number
 }
 
 const listChunkBytes = 256 * 1024
@@ -109,18 +121,25 @@ export class ApiServer {
   private readonly server: Server
   private readonly options: ApiServerOptions
   private requestCount = 0
+  private tlsHandshakes = 0
+  private tlsResumed = 0
   /** Requests and exec upgrades held unanswered by a `hang` fault, released when the server closes. */
   private readonly held = new Set<Duplex>()
 
-  private constructor(server: Server, options: ApiServerOptions) {
+  private constructor(server: Server, options: ApiServerOptions, scheme: "http" | "https") {
     this.server = server
     this.options = options
     const address = server.address() as AddressInfo
-    this.url = `http://127.0.0.1:${address.port}`
+    this.url = `${scheme}://127.0.0.1:${address.port}`
   }
 
-  static async listen(options: ApiServerOptions, port: number): Promise<ApiServer> {
-    const server = createServer({ keepAliveTimeout: 60_000, headersTimeout: 65_000, requestTimeout: 0 })
+  /** Listens on 127.0.0.1: HTTPS with the given identity, as every real API server, or plain HTTP without one. */
+  static async listen(options: ApiServerOptions, port: number, identity?: ServingIdentity): Promise<ApiServer> {
+    const serverOptions = { keepAliveTimeout: 60_000, headersTimeout: 65_000, requestTimeout: 0 }
+    const server: Server =
+      identity === undefined
+        ? createServer(serverOptions)
+        : createSecureServer({ ...serverOptions, cert: identity.certificate, key: identity.key })
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject)
       server.listen(port, "127.0.0.1", () => {
@@ -128,7 +147,8 @@ export class ApiServer {
         resolve()
       })
     })
-    const api = new ApiServer(server, options)
+    const api = new ApiServer(server, options, identity === undefined ? "http" : "https")
+    server.on("secureConnection", (socket: TLSSocket) => api.handshakeDone(socket))
     server.on("request", (request, response) => api.handle(request, response))
     server.on("upgrade", (request, socket, head) => api.upgrade(request, socket, head))
     server.on("clientError", (_error, socket) => socket.destroy())
@@ -140,7 +160,17 @@ export class ApiServer {
   }
 
   get stats(): ApiServerStats {
-    return { requests: this.requestCount, watchesOpen: this.options.openWatches.size }
+    return {
+      requests: this.requestCount,
+      watchesOpen: this.options.openWatches.size,
+      tlsHandshakes: this.tlsHandshakes,
+      tlsResumed: this.tlsResumed,
+    }
+  }
+
+  private handshakeDone(socket: TLSSocket): void {
+    this.tlsHandshakes++
+    if (socket.isSessionReused()) this.tlsResumed++
   }
 
   async close(): Promise<void> {
@@ -369,7 +399,7 @@ export class ApiServer {
         this.sendText(response, 200, JSON.stringify(this.options.version ?? serverVersion))
         return
       case "core-versions":
-        this.sendText(response, 200, JSON.stringify(coreApiVersions(this.url.slice("http://".length))))
+        this.sendText(response, 200, JSON.stringify(coreApiVersions(new URL(this.url).host)))
         return
       case "groups":
         this.sendText(response, 200, JSON.stringify(apiGroupList(this.kinds)))

@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http"
 import { ApiError } from "./ApiStatus.ts"
+import { resetConnection } from "./ConnectionReset.ts"
 import type { Representation } from "./ContentNegotiation.ts"
 import type { FieldSelector } from "./FieldSelector.ts"
 import type { LabelSelector } from "./LabelSelector.ts"
@@ -147,7 +148,7 @@ export const serveWatch = (request: WatchRequest, response: ServerResponse, envi
     resource: kind.resource,
     drop: () => {
       finish()
-      response.socket?.resetAndDestroy()
+      if (response.socket !== null) resetConnection(response.socket)
       response.destroy()
     },
     stall: () => stopStreaming(),
