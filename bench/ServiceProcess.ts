@@ -113,11 +113,10 @@ export interface HeapFigures {
 const codeExpression =
   "(({ code_and_metadata_size, bytecode_and_metadata_size }) => code_and_metadata_size + bytecode_and_metadata_size)(process.getBuiltinModule('node:v8').getHeapCodeStatistics())"
 
-/**
- * The service's heap after a full garbage collection through the inspector: what is alive, and how much
- * of it is compiled code.
- */
-export const heapFigures = async (service: ServiceProcess): Promise<HeapFigures> => {
+/** Calls `method` on the service's inspector, one WebSocket for all the calls `session` makes. */
+type InspectorCall = (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>
+
+const withInspector = async <A>(service: ServiceProcess, session: (call: InspectorCall) => Promise<A>): Promise<A> => {
   const socket = new WebSocket(await service.inspector)
   try {
     await new Promise<void>((resolve, reject) => {
@@ -125,7 +124,7 @@ export const heapFigures = async (service: ServiceProcess): Promise<HeapFigures>
       socket.once("error", reject)
     })
     let nextId = 0
-    const call = (method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> =>
+    const call: InspectorCall = (method, params = {}) =>
       new Promise((resolve, reject) => {
         const id = ++nextId
         const timer = setTimeout(() => reject(new Error(`no answer to ${method}`)), inspectorDeadlineMs)
@@ -144,15 +143,38 @@ export const heapFigures = async (service: ServiceProcess): Promise<HeapFigures>
         socket.on("message", onMessage)
         socket.send(JSON.stringify({ id, method, params }))
       })
+    return await session(call)
+  } finally {
+    socket.close()
+  }
+}
+
+/**
+ * The service's heap after a full garbage collection through the inspector: what is alive, and how much
+ * of it is compiled code.
+ */
+export const heapFigures = (service: ServiceProcess): Promise<HeapFigures> =>
+  withInspector(service, async (call) => {
     await call("HeapProfiler.collectGarbage")
     const usage = await call("Runtime.getHeapUsage")
     const code = await call("Runtime.evaluate", { expression: codeExpression, returnByValue: true })
     const codeBytes = Number((code.result as { value?: unknown } | undefined)?.value ?? 0)
     return { liveMegabytes: Number(usage.usedSize) / 1024 / 1024, codeMegabytes: codeBytes / 1024 / 1024 }
-  } finally {
-    socket.close()
-  }
-}
+  })
+
+/**
+ * Writes a heap snapshot of the service to `path` (absolute; V8 collects garbage first), for Chrome's
+ * DevTools or a diff of two: the service writes it itself with `v8.writeHeapSnapshot`.
+ */
+export const writeHeapSnapshot = (service: ServiceProcess, path: string): Promise<void> =>
+  withInspector(service, async (call) => {
+    const written = await call("Runtime.evaluate", {
+      expression: `process.getBuiltinModule('node:v8').writeHeapSnapshot(${JSON.stringify(path)})`,
+      returnByValue: true,
+    })
+    if ((written.result as { value?: unknown } | undefined)?.value !== path)
+      throw new Error(`the service did not write its heap snapshot to ${path}`)
+  })
 
 /**
  * The service's live heap in megabytes: a full garbage collection through the inspector, then the

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { join } from "node:path"
+import { join, resolve as resolvePath } from "node:path"
 import { freePort } from "../src/health/FreePort.ts"
 import {
   heapFigures,
@@ -8,6 +8,7 @@ import {
   startServiceProcess,
   stopServiceProcess,
   timeToReady,
+  writeHeapSnapshot,
 } from "./ServiceProcess.ts"
 
 /**
@@ -24,13 +25,22 @@ export interface SoakScenario {
   readonly nodes: number
   readonly sampleSeconds: number
   readonly warmUpMinutes: number
+  /** Whether the service serves the fleet page, whose per-process history fills towards its bound. */
+  readonly fleetPage: boolean
+  /** A folder for two heap snapshots, a minute after the warm-up and at the end, to diff; none when absent. */
+  readonly heapSnapshotFolder?: string
 }
 
-export const soakScenario = (minutes: number): SoakScenario => ({
+export const soakScenario = (
+  minutes: number,
+  options: { readonly fleetPage?: boolean; readonly heapSnapshotFolder?: string } = {},
+): SoakScenario => ({
   minutes,
   nodes: 300,
   sampleSeconds: 30,
   warmUpMinutes: Math.min(3, minutes / 5),
+  fleetPage: options.fleetPage ?? true,
+  ...(options.heapSnapshotFolder === undefined ? {} : { heapSnapshotFolder: options.heapSnapshotFolder }),
 })
 
 /** Churn and faults per minute or per request: every kind the simulator has, often enough to matter in 30 minutes. */
@@ -237,11 +247,19 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
       "--server-port",
       String(port),
       ...serviceFlags,
+      ...(scenario.fleetPage ? [] : ["--no-fleet-page"]),
     ],
     (record) => events.set(record.event, (events.get(record.event) ?? 0) + 1),
   )
   const pinned = pinToCore(simulator.child.pid, 0) && pinToCore(service.child.pid, 1)
   const samples: Array<SoakSample> = []
+  const snapshots: Array<string> = []
+  const snapshot = async (minutes: number): Promise<void> => {
+    if (scenario.heapSnapshotFolder === undefined) return
+    const path = resolvePath(scenario.heapSnapshotFolder, `soak-${minutes.toFixed(1)}min.heapsnapshot`)
+    await writeHeapSnapshot(service, path)
+    snapshots.push(path)
+  }
   try {
     await timeToReady(service, port, 120_000)
     const readyAt = performance.now()
@@ -258,8 +276,11 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
         codeMegabytes: heap.codeMegabytes,
         rssMegabytes: rssMegabytes(service.child.pid ?? 0),
       })
+      const minutes = (performance.now() - readyAt) / 60_000
+      if (snapshots.length === 0 && minutes >= scenario.warmUpMinutes + 1) await snapshot(minutes)
       await sleep(Math.min(scenario.sampleSeconds * 1000, Math.max(0, endAt - performance.now())))
     }
+    await snapshot((performance.now() - readyAt) / 60_000)
   } finally {
     await stopServiceProcess(service)
     simulator.child.kill("SIGTERM")
@@ -273,11 +294,13 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
     .join(", ")
   return [
     `soak: the service alone for ${scenario.minutes} min against ${scenario.nodes} simulated nodes with churn and faults` +
+      `${scenario.fleetPage ? "" : ", no fleet page"}` +
       ` (${pinned ? "simulator on core 0, service on core 1" : "not pinned"}); ${kept.length} samples after` +
       ` ${scenario.warmUpMinutes} min of warm-up, every ${scenario.sampleSeconds} s, heap after a full GC`,
     trendLine("live heap", trendOfField("dataMegabytes")),
     trendLine("code", trendOfField("codeMegabytes")),
     trendLine("RSS", trendOfField("rssMegabytes")),
+    ...snapshots.map((path) => `  heap snapshot: ${path}`),
     `  GPUs known: ${kept[0]?.gpus ?? 0} → ${kept[kept.length - 1]?.gpus ?? 0} (range ${Math.min(...kept.map((sample) => sample.gpus))}–${Math.max(...kept.map((sample) => sample.gpus))}); events: ${eventCounts}`,
   ]
 }

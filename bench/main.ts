@@ -25,7 +25,11 @@ const wholeNumberFlag = (flag: string, fallback: number): number => {
 const runs = wholeNumberFlag("--runs", 1)
 /** How long `soak` runs, in minutes. */
 const soakMinutes = wholeNumberFlag("--minutes", 30)
-const only = args.filter((arg, at) => !arg.startsWith("--") && !(args[at - 1]?.startsWith("--") ?? false))
+/** The flags followed by a value; the others stand alone. */
+const flagsWithValue = new Set(["--runs", "--minutes", "--heap-snapshots"])
+const only = args.filter((arg, at) => !arg.startsWith("--") && !flagsWithValue.has(args[at - 1] ?? ""))
+/** The folder `soak` writes its two heap snapshots to, none without the flag. */
+const heapSnapshotFolder = args.includes("--heap-snapshots") ? args[args.indexOf("--heap-snapshots") + 1] : undefined
 const wanted = (name: string): boolean => only.length === 0 || only.includes(name)
 /** Parts too long for a plain `npm run bench`: run only when named. */
 const named = (name: string): boolean => only.includes(name)
@@ -49,4 +53,12 @@ if (wanted("api")) print(await apiBench())
 if (wanted("api")) print(await fleetPageBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario, runs))
 if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))
-if (named("soak")) print(await soakBench(soakScenario(soakMinutes)))
+if (named("soak"))
+  print(
+    await soakBench(
+      soakScenario(soakMinutes, {
+        fleetPage: !args.includes("--no-fleet-page"),
+        ...(heapSnapshotFolder === undefined ? {} : { heapSnapshotFolder }),
+      }),
+    ),
+  )
