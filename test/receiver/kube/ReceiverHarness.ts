@@ -37,6 +37,8 @@ export interface Harness {
   readonly execs: Array<RecordedExec>
   /** Every node label patch the receiver sent, in order. */
   readonly labelPatches: Array<{ readonly node: string; readonly labels: LabelPatch }>
+  /** Every exec opened (by pod) and label patch answered (by node), in the order they got through. */
+  readonly callsThrough: Array<{ readonly call: "exec" | "patch"; readonly name: string }>
   readonly metrics: RecordedMetrics
   /** The receiver's log lines, parsed. */
   readonly logEvents: () => Array<Record<string, unknown>>
@@ -56,6 +58,9 @@ export interface HarnessOptions {
   readonly feed?: InventoryFeed["Service"]
   /** Sees every observation as it is taken (an inventory processor). */
   readonly onObservation?: (observation: NodeObservation) => Effect.Effect<void>
+  /** The receiver's API client's QPS and burst; 200 each unless given. */
+  readonly qps?: number
+  readonly burst?: number
 }
 
 /** Quick settings for a simulated cluster: near-instant pods and nvidia-smi, frequent bookmarks. */
@@ -92,25 +97,26 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     )
     yield* Effect.promise(async () => options.before?.(cluster))
     const api = yield* KubeApi.make(accessOfKubeconfigFile(cluster.kubeconfigPath), {
-      qps: 200,
-      burst: 200,
+      qps: options.qps ?? 200,
+      burst: options.burst ?? 200,
       requestTimeoutMs: 3_000,
       execHandshakeTimeoutMs: 3_000,
     })
     const execs: Array<RecordedExec> = []
     const labelPatches: Array<{ readonly node: string; readonly labels: LabelPatch }> = []
+    const callsThrough: Array<{ readonly call: "exec" | "patch"; readonly name: string }> = []
     const recordingApi = KubeApi.of({
       ...api,
       patchNodeLabels: (node, labels) =>
         Effect.suspend(() => {
           labelPatches.push({ node, labels })
           return api.patchNodeLabels(node, labels)
-        }),
+        }).pipe(Effect.tap(() => Effect.sync(() => callsThrough.push({ call: "patch", name: node })))),
       exec: (call) =>
         Effect.suspend(() => {
           execs.push({ pod: call.pod, container: call.container, argv: [...call.argv] })
           return api.exec(call)
-        }),
+        }).pipe(Effect.tap(() => Effect.sync(() => callsThrough.push({ call: "exec", name: call.pod })))),
     })
     const { recorded, layer } = recordingMetrics()
     const log = capturedLog()
@@ -167,6 +173,7 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
       ended,
       execs,
       labelPatches,
+      callsThrough,
       metrics: recorded,
       logEvents: log.events,
       stop,

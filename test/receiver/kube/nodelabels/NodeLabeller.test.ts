@@ -82,6 +82,11 @@ interface LabellingOptions {
   readonly removalGraceMs?: number
   /** The budget of the labeller's last pass at close; 5 seconds unless given. */
   readonly shutdownTimeoutMs?: number
+  /** Nodes patched at the same time; 2 unless given. */
+  readonly labellerWorkers?: number
+  /** The receiver's QPS and burst; the harness's unless given. */
+  readonly qps?: number
+  readonly burst?: number
   readonly before?: Parameters<typeof startHarness>[0] extends infer O
     ? O extends { before?: infer B }
       ? B
@@ -109,12 +114,14 @@ const startLabelling = (options: LabellingOptions = {}) =>
       config: { resyncMs: 0, nodeLabels: { enabled: true, prefix }, ...options.config },
       tuning: {
         nodeLabeller: {
-          workers: 2,
+          workers: options.labellerWorkers ?? 2,
           retryBackoff: { baseMs: 50, maxMs: 400, jitter: 0.5 },
           shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
         },
       },
       ...(options.before === undefined ? {} : { before: options.before }),
+      ...(options.qps === undefined ? {} : { qps: options.qps }),
+      ...(options.burst === undefined ? {} : { burst: options.burst }),
     })
     return { harness, events, processor }
   })
@@ -168,6 +175,32 @@ describe("node labels against the simulated cluster", () => {
       yield* Effect.sleep("200 millis")
       assert.strictEqual(patches(harness, "ok"), harness.cluster.nodeNames().length)
       assert.strictEqual(patches(harness, "failed"), 0)
+    }),
+  )
+
+  it.live("a fleet's first sync at the QPS bound reads every node before most label patches go out", () =>
+    Effect.gen(function* () {
+      const nodes = 64
+      // 8 reading workers at 100 ms an exec could make 80 execs a second: QPS 20 is the bound, and readings
+      // always wait for a token; the labeller's 4 workers (the default) would take a third of them in turn.
+      const { harness } = yield* startLabelling({
+        cluster: { nodes, execLatency: 100 },
+        config: { workers: 8 },
+        labellerWorkers: 4,
+        qps: 20,
+        burst: 1,
+      })
+      yield* eventually("every node labelled", () => patches(harness, "ok") >= nodes, "60 seconds")
+      const podsRead = new Set<string>()
+      let patchesBeforeFleetRead = 0
+      for (const { call, name } of harness.callsThrough) {
+        if (podsRead.size === nodes) break
+        if (call === "exec") podsRead.add(name)
+        else patchesBeforeFleetRead += 1
+      }
+      assert.strictEqual(podsRead.size, nodes)
+      // Patches go while readings wait only once they have yielded for 2 s (or in a moment no reading waits).
+      assert.isAtMost(patchesBeforeFleetRead, nodes / 4)
     }),
   )
 
