@@ -1,23 +1,13 @@
-import { setFlagsFromString } from "node:v8"
-import { runInNewContext } from "node:vm"
 import type { Gpu } from "../src/domain/Gpu.ts"
 import type { NodeObservation } from "../src/domain/NodeObservation.ts"
 import type { InventoryRules } from "../src/processor/inventory/Inventory.ts"
 import { empty, type Inventory, inventorySnapshot, tick, transition } from "../src/processor/inventory/Inventory.ts"
+import { liveHeap } from "./LiveHeap.ts"
 
 const nodes = 10_000
 const gpusPerNode = 8
 const settings: InventoryRules = { cluster: "bench", reportIntervalMs: 3_600_000, removalGraceMs: 300_000 }
 const start = Date.UTC(2026, 0, 1)
-
-/** Heap in use after two full collections, in bytes. */
-const liveHeap = (): number => {
-  setFlagsFromString("--expose-gc")
-  const collectGarbage = runInNewContext("gc") as () => void
-  collectGarbage()
-  collectGarbage()
-  return process.memoryUsage().heapUsed
-}
 
 /** A fresh reading of one 8-GPU node, as the receiver hands it over: new objects each time. */
 const readingOf = (node: number, time: Date): NodeObservation => {

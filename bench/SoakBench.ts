@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { join, resolve as resolvePath } from "node:path"
+import type { GpuRecord } from "../src/domain/GpuRecord.ts"
 import { freePort } from "../src/health/FreePort.ts"
+import { fleetHistoryAtBound } from "./FleetHistoryBound.ts"
 import {
   heapFigures,
   repositoryRoot,
@@ -238,6 +240,8 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
   const simulator = await startSimulator(scenario.nodes)
   const port = await freePort()
   const events = new Map<string, number>()
+  /** The records the fleet page's history takes, to fill one to its bound after the soak. */
+  const historyRecords: Array<GpuRecord> = []
   const service = startServiceProcess(
     [
       "--cluster-name",
@@ -249,7 +253,10 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
       ...serviceFlags,
       ...(scenario.fleetPage ? [] : ["--no-fleet-page"]),
     ],
-    (record) => events.set(record.event, (events.get(record.event) ?? 0) + 1),
+    (record) => {
+      events.set(record.event, (events.get(record.event) ?? 0) + 1)
+      if (record.event !== "observed") historyRecords.push(record as GpuRecord)
+    },
   )
   const pinned = pinToCore(simulator.child.pid, 0) && pinToCore(service.child.pid, 1)
   const samples: Array<SoakSample> = []
@@ -292,6 +299,7 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
   const eventCounts = ["added", "moved", "removed", "observed", "health"]
     .map((kind) => `${kind} ${events.get(kind) ?? 0}`)
     .join(", ")
+  const bound = fleetHistoryAtBound(historyRecords)
   return [
     `soak: the service alone for ${scenario.minutes} min against ${scenario.nodes} simulated nodes with churn and faults` +
       `${scenario.fleetPage ? "" : ", no fleet page"}` +
@@ -300,6 +308,9 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
     trendLine("live heap", trendOfField("dataMegabytes")),
     trendLine("code", trendOfField("codeMegabytes")),
     trendLine("RSS", trendOfField("rssMegabytes")),
+    `  fleet page's history (bounded${scenario.fleetPage ? "" : ", off in this run"}): the soak sent it ${historyRecords.length} entries;` +
+      ` full, it holds ${bound.entries} entries of ${bound.gpus} GPUs in ${bound.megabytes.toFixed(1)} MB of live heap` +
+      " (the soak's own events replayed as new GPUs)",
     ...snapshots.map((path) => `  heap snapshot: ${path}`),
     `  GPUs known: ${kept[0]?.gpus ?? 0} → ${kept[kept.length - 1]?.gpus ?? 0} (range ${Math.min(...kept.map((sample) => sample.gpus))}–${Math.max(...kept.map((sample) => sample.gpus))}); events: ${eventCounts}`,
   ]

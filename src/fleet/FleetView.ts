@@ -56,6 +56,9 @@ export interface FleetViewOptions {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
+/** Entries the process's own history keeps in all by default: about 20 MB, whatever the fleet's churn; postgres keeps the rest. */
+export const defaultHistoryEntries = 100_000
+
 /** The events a GPU's history holds: where it went and how its condition changed, not the periodic reports. */
 const historyKinds: ReadonlySet<string> = new Set(["added", "moved", "removed", "health"])
 
@@ -127,8 +130,7 @@ export class FleetView {
     this.ring = new Array(options.eventCapacity)
     this.historyPerGpu = options.historyPerGpu ?? 50
     this.historyGpus = options.historyGpus ?? 200_000
-    // About 200 bytes an entry: at most some 20 MB, whatever the fleet's churn; postgres keeps the rest.
-    this.historyEntries = options.historyEntries ?? 100_000
+    this.historyEntries = options.historyEntries ?? defaultHistoryEntries
     this.readingNodes = options.readingNodes ?? 50_000
     this.since = now
   }
