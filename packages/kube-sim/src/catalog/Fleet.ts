@@ -1,3 +1,4 @@
+import { swapBoards } from "./BoardSwap.ts"
 import { type CloudName, type NodePool, newMachine, newNodePool } from "./CloudMachine.ts"
 import { type DriverRelease, releasesOf } from "./DriverRelease.ts"
 import { healthyCondition } from "./GpuCondition.ts"
@@ -115,22 +116,7 @@ export class Fleet {
    * two-GPU modules, which share a serial. Returns the UUIDs that changed host.
    */
   swapGpus(first: SimulatedHost, second: SimulatedHost, index = 0): ReadonlyArray<string> {
-    if (first === second) throw new RangeError("cannot swap GPUs of a host with itself")
-    const width = first.model.name === "gb200-nvl72" && second.model.name === "gb200-nvl72" ? 2 : 1
-    const start = Math.min(index - (index % width), Math.min(first.gpus.length, second.gpus.length) - width)
-    if (start < 0) throw new RangeError("both hosts need GPUs to swap")
-    const moved: string[] = []
-    for (let offset = 0; offset < width; offset++) {
-      const a = first.gpus[start + offset] as HostGpu
-      const b = second.gpus[start + offset] as HostGpu
-      const identity = a.identity
-      a.identity = b.identity
-      b.identity = identity
-      moved.push(a.identity.uuid, b.identity.uuid)
-    }
-    first.generation++
-    second.generation++
-    return moved
+    return swapBoards(first, second, index).flatMap(({ toFirst, toSecond }) => [toFirst.uuid, toSecond.uuid])
   }
 
   /** Breaks (or repairs, with `undefined`) the driver of a host. */

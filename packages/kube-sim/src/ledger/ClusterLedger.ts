@@ -4,12 +4,13 @@ import { isJsonObject, type JsonObject } from "../api/Json.ts"
 import { nodes, pods } from "../api/ResourceKind.ts"
 import { metadataOf, type ResourceStore, type StoreEvent } from "../api/ResourceStore.ts"
 import type { Fleet } from "../catalog/Fleet.ts"
-import type { SimulatedHost } from "../catalog/SimulatedHost.ts"
+import type { GpuIdentity, SimulatedHost } from "../catalog/SimulatedHost.ts"
 import { fatalFailure, lostGpuIndex } from "../nvidia-smi/DriverFailureOutput.ts"
+import type { BoardPlace } from "./BoardPlace.ts"
 import { FleetTruth, type GpuHistory, type GpuWhereabouts } from "./FleetTruth.ts"
 import type { LedgerEntry, LedgerFact, PlacementCause } from "./LedgerEntry.ts"
 import { ledgerLine } from "./LedgerJsonl.ts"
-import type { TrueHealthState } from "./TrueHealth.ts"
+import { type TrueHealthState, trueHealthState } from "./TrueHealth.ts"
 
 export interface ClusterLedgerOptions {
   readonly store: ResourceStore
@@ -78,6 +79,45 @@ export class ClusterLedger {
     for (const host of hosts)
       for (const gpu of host.gpus)
         if (this.truth.nodeOf(gpu.identity.uuid) !== host.machine.nodeName) this.place(host, gpu.identity, "gpu-swap")
+  }
+
+  /** Records a board of this cluster leaving for another cluster in swap number `swap`, at `time`. */
+  gpuDeparted(host: SimulatedHost, identity: GpuIdentity, swap: number, to: BoardPlace, time: Date): void {
+    this.record(
+      {
+        entry: "gpu-departed",
+        uuid: identity.uuid,
+        serial: identity.serial,
+        node: host.machine.nodeName,
+        providerId: host.machine.providerId,
+        swap,
+        toCluster: to.cluster,
+        toNode: to.node,
+        toProviderId: to.providerId,
+      },
+      undefined,
+      time,
+    )
+  }
+
+  /** Records a board from another cluster put on a host of this one in swap number `swap`, at `time`. */
+  gpuArrived(host: SimulatedHost, identity: GpuIdentity, swap: number, from: BoardPlace, time: Date): void {
+    this.record(
+      {
+        entry: "gpu-arrived",
+        uuid: identity.uuid,
+        serial: identity.serial,
+        node: host.machine.nodeName,
+        providerId: host.machine.providerId,
+        swap,
+        fromCluster: from.cluster,
+        fromNode: from.node,
+        fromProviderId: from.providerId,
+        health: trueHealthState(identity.condition),
+      },
+      undefined,
+      time,
+    )
   }
 
   /** Records that a host's driver failed (which GPUs it hides) or was repaired. */
@@ -190,11 +230,11 @@ export class ClusterLedger {
     )
   }
 
-  private record(fact: LedgerFact, revision = this.options.store.currentRevision): void {
+  private record(fact: LedgerFact, revision = this.options.store.currentRevision, time = this.options.now()): void {
     if (this.closed) return
     const entry = {
       seq: this.recorded.length + 1,
-      time: this.options.now().toISOString(),
+      time: time.toISOString(),
       resourceVersion: revision,
       ...fact,
     } as LedgerEntry

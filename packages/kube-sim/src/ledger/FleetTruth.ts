@@ -1,7 +1,10 @@
 import type { LedgerEntry } from "./LedgerEntry.ts"
 import type { TrueHealthState } from "./TrueHealth.ts"
 
-/** A time a GPU spent on one node: from its placement until the next one, or until it left with its node. */
+/**
+ * A time a GPU spent on one node: from its placement until the next one, or until it left the cluster
+ * (with its node, or for another cluster).
+ */
 export interface GpuStay {
   readonly node: string
   /** The node's `spec.providerID`: the machine the GPU was in. */
@@ -29,7 +32,10 @@ export interface GpuHistory {
   readonly stays: ReadonlyArray<GpuStay>
   /** Its health from its first placement, oldest first; consecutive health stays meet and differ. */
   readonly health: ReadonlyArray<HealthStay>
-  /** When the GPU left the cluster (its node was deleted); absent while it is in the cluster. */
+  /**
+   * When the GPU left the cluster (its node was deleted, or it went to another cluster); absent while it
+   * is in the cluster (again, for a board that came back).
+   */
   readonly goneAt?: number
 }
 
@@ -81,21 +87,14 @@ export class FleetTruth {
         this.nodes.delete(entry.node)
         this.hidden.delete(entry.node)
         return
-      case "gpu-placed": {
-        const history = this.histories.get(entry.uuid) ?? {
-          uuid: entry.uuid,
-          serial: entry.serial,
-          stays: [],
-          health: [{ state: "ok", from: time }],
-        }
-        this.histories.set(entry.uuid, history)
-        history.serial = entry.serial
-        this.endStay(history, time)
-        history.stays.push({ node: entry.node, providerId: entry.providerId, from: time })
-        this.gpusOnNode(entry.node).add(entry.uuid)
+      case "gpu-placed":
+        this.place(entry.uuid, entry.serial, entry.node, entry.providerId, time, "ok")
         return
-      }
-      case "gpu-gone": {
+      case "gpu-arrived":
+        this.place(entry.uuid, entry.serial, entry.node, entry.providerId, time, entry.health)
+        return
+      case "gpu-gone":
+      case "gpu-departed": {
         const history = this.histories.get(entry.uuid)
         if (history === undefined) return
         this.endStay(history, time)
@@ -162,6 +161,32 @@ export class FleetTruth {
   nodeOf(uuid: string): string | undefined {
     const history = this.histories.get(uuid)
     return history === undefined || history.goneAt !== undefined ? undefined : history.stays.at(-1)?.node
+  }
+
+  /** Starts a GPU's stay on a node; a GPU back in the cluster is in it again, in the health it came back with. */
+  private place(
+    uuid: string,
+    serial: string,
+    node: string,
+    providerId: string,
+    time: number,
+    health: TrueHealthState,
+  ): void {
+    const known = this.histories.get(uuid)
+    const history = known ?? { uuid, serial, stays: [], health: [{ state: health, from: time }] }
+    this.histories.set(uuid, history)
+    history.serial = serial
+    this.endStay(history, time)
+    if (known !== undefined && history.goneAt !== undefined) {
+      delete history.goneAt
+      const last = history.health.at(-1)
+      if (last !== undefined && last.state !== health) {
+        history.health[history.health.length - 1] = { ...last, to: time }
+        history.health.push({ state: health, from: time })
+      }
+    }
+    history.stays.push({ node, providerId, from: time })
+    this.gpusOnNode(node).add(uuid)
   }
 
   private gpusOnNode(node: string): Set<string> {

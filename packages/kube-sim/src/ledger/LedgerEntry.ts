@@ -19,8 +19,8 @@ export type PlacementCause = "cluster-start" | "node-joined" | "gpu-swap"
 
 /**
  * One change of the simulated cluster's truth, as the ledger records it (one JSON object per line).
- * `gpu-placed` starts a GPU's stay on a node (and ends the stay before it); `gpu-gone` ends it and the
- * GPU's life in the cluster, with its node.
+ * `gpu-placed` and `gpu-arrived` start a GPU's stay on a node (and end the stay before it); `gpu-gone`
+ * (with its node) and `gpu-departed` (to another cluster) end it and the GPU's life in the cluster.
  */
 export type LedgerEntry = Stamp &
   (
@@ -49,6 +49,38 @@ export type LedgerEntry = Stamp &
         readonly cause: PlacementCause
       }
     | { readonly entry: "gpu-gone"; readonly uuid: string; readonly node: string }
+    /**
+     * A board of this cluster left it for another cluster of its exchange (a swap between clusters):
+     * it ends the GPU's stay and its life here, as `gpu-gone` does. `swap` numbers the exchange's swap;
+     * the other cluster's ledger has the `gpu-arrived` of the same swap and UUID, at the same time.
+     */
+    | {
+        readonly entry: "gpu-departed"
+        readonly uuid: string
+        readonly serial: string
+        readonly node: string
+        readonly providerId: string
+        readonly swap: number
+        readonly toCluster: string
+        readonly toNode: string
+        readonly toProviderId: string
+      }
+    /**
+     * A board from another cluster of the exchange was put on a node of this one: it starts a stay as
+     * `gpu-placed` does; `health` is the true health it arrived with.
+     */
+    | {
+        readonly entry: "gpu-arrived"
+        readonly uuid: string
+        readonly serial: string
+        readonly node: string
+        readonly providerId: string
+        readonly swap: number
+        readonly fromCluster: string
+        readonly fromNode: string
+        readonly fromProviderId: string
+        readonly health: TrueHealthState
+      }
     /** nvidia-smi on the node fails from now on; `unreadable` lists the GPUs it no longer reports. */
     | {
         readonly entry: "driver-failed"
@@ -101,6 +133,8 @@ export const ledgerEntryKinds: ReadonlyArray<LedgerEntryKind> = [
   "pod-deleted",
   "gpu-placed",
   "gpu-gone",
+  "gpu-departed",
+  "gpu-arrived",
   "driver-failed",
   "driver-repaired",
   "gpu-health",

@@ -14,6 +14,8 @@ const textFields: Readonly<Record<LedgerEntryKind, ReadonlyArray<string>>> = {
   "pod-deleted": ["node", "pod", "reason"],
   "gpu-placed": ["uuid", "serial", "node", "providerId", "cause"],
   "gpu-gone": ["uuid", "node"],
+  "gpu-departed": ["uuid", "serial", "node", "providerId", "toCluster", "toNode", "toProviderId"],
+  "gpu-arrived": ["uuid", "serial", "node", "providerId", "fromCluster", "fromNode", "fromProviderId", "health"],
   "driver-failed": ["node", "failure"],
   "driver-repaired": ["node"],
   "gpu-health": ["uuid", "node", "from", "to"],
@@ -54,6 +56,10 @@ export const parseLedger = (text: string): ReadonlyArray<LedgerEntry> => {
       throw problem("driver-failed needs unreadable as a list")
     if (fields.entry === "gpu-health" && !(healthStates.includes(fields.from) && healthStates.includes(fields.to)))
       throw problem("gpu-health needs from and to among ok, degraded, failed")
+    if ((fields.entry === "gpu-departed" || fields.entry === "gpu-arrived") && typeof fields.swap !== "number")
+      throw problem(`${fields.entry} needs swap as a number`)
+    if (fields.entry === "gpu-arrived" && !healthStates.includes(fields.health))
+      throw problem("gpu-arrived needs health among ok, degraded, failed")
     if (fields.entry === "slice-published" && (typeof fields.generation !== "number" || !Array.isArray(fields.gpus)))
       throw problem("slice-published needs generation as a number and gpus as a list")
     if (
