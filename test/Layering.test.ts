@@ -20,7 +20,7 @@ const ranks: ReadonlyArray<ReadonlyArray<string>> = [
   ["metrics"],
   ["fleet"],
   ["health"],
-  ["kubeclient"],
+  ["kubeclient", "natsclient"],
   ["receiver", "processor", "exporter"],
   ["service"],
   ["cli"],

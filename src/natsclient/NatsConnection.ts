@@ -13,12 +13,11 @@ import {
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { redactUrlList, redactUrlsIn } from "../../log/UrlRedaction.ts"
-import type { NatsAuth, NatsExporterConfig } from "./NatsConfig.ts"
+import { redactUrlList, redactUrlsIn } from "../log/UrlRedaction.ts"
 import { NatsConnectError } from "./NatsConnectError.ts"
+import type { NatsAuth, NatsConnectionConfig } from "./NatsConnectionSettings.ts"
 
-/** The part of the `nats` section a connection needs. */
-export type NatsConnectionConfig = Pick<NatsExporterConfig, "servers" | "auth" | "tls">
+export type { NatsConnectionConfig } from "./NatsConnectionSettings.ts"
 
 /** How long one connection attempt, a credentials read or a drain may take. */
 export const connectTimeout = Duration.seconds(10)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { natsServerList } from "../../../src/exporter/nats/NatsServerList.ts"
+import { natsServerList } from "../../src/natsclient/NatsServerList.ts"
 
 describe("natsServerList", () => {
   it("takes user and password out of the URLs, percent-decoded, whole when the password holds '@' or ':'", () => {

@@ -1,8 +1,8 @@
 import { createUser } from "@nats-io/nkeys"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
-import { nkeySeedProblem } from "../../../src/exporter/nats/NkeySeed.ts"
+import * as NatsExporter from "../../src/exporter/nats/NatsExporter.ts"
+import { nkeySeedProblem } from "../../src/natsclient/NkeySeed.ts"
 
 const realSeed = (): string => new TextDecoder().decode(createUser().getSeed())
 

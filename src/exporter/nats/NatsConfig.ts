@@ -1,17 +1,15 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
 import type { SettingRule } from "../../config/ResolveSettings.ts"
-import type { AnySetting, Setting } from "../../config/Setting.ts"
-import { DAY, isUrlWithScheme, notNegative, positive, required, SECOND, YEAR } from "../../config/SettingRules.ts"
+import type { Setting } from "../../config/Setting.ts"
+import { DAY, notNegative, positive, SECOND, YEAR } from "../../config/SettingRules.ts"
 import { boolType, byteSizeType, durationType, enumType, stringType } from "../../config/SettingType.ts"
-import { type TlsFiles, tlsSettings } from "../../config/TlsSettings.ts"
+import { type NatsConnectionConfig, natsConnectionSettings } from "../../natsclient/NatsConnectionSettings.ts"
 import {
   type QueueSettings,
   queueSettingList,
   queueSettingsOf,
   queueSettingsRule,
 } from "../exporterhelper/QueueSettings.ts"
-import { natsServerList } from "./NatsServerList.ts"
-import { nkeySeedProblem } from "./NkeySeed.ts"
 
 /**
  * The `nats` exporter's settings (section `exporters.nats`, or `exporters.nats/<name>`): servers,
@@ -19,29 +17,18 @@ import { nkeySeedProblem } from "./NkeySeed.ts"
  * environment variables and flags apply to every `nats` exporter of the pipeline.
  */
 
-const NATS_SCHEMES = ["nats:", "tls:", "ws:", "wss:"]
 const SUBJECT_TOKEN = /^[^\s.*>]+$/
 const STREAM_NAME = /^[^\s.*>/\\]+$/
 
-export const natsUrlSetting: Setting<string> = {
-  key: "url",
-  env: "NATS_URL",
-  flag: "--nats-url",
-  type: stringType,
-  default: "nats://127.0.0.1:4222",
-  secret: "userinfo",
-  label: "NATS URL",
-  description: "NATS servers (comma list of nats://, tls://, ws:// or wss:// URLs, or host:port).",
-  check: (value) => {
-    const servers = value.split(",").map((server) => server.trim())
-    const valid = servers.every((server) =>
-      server.includes("://")
-        ? isUrlWithScheme(server, NATS_SCHEMES)
-        : isUrlWithScheme(`nats://${server}`, NATS_SCHEMES),
-    )
-    return value.trim() !== "" && valid ? undefined : "NATS URL must be a comma list of nats://host:port servers"
-  },
-}
+/** The exporter's connection: `NATS_URL`, `NATS_CREDS`, …, `NATS_TLS_CA`, and their flags. */
+export const natsConnection = natsConnectionSettings({
+  prefix: "NATS",
+  label: "NATS",
+  defaultUrl: "nats://127.0.0.1:4222",
+  urlDescription: "NATS servers (comma list of nats://, tls://, ws:// or wss:// URLs, or host:port).",
+})
+
+export const natsUrlSetting: Setting<string> = natsConnection.url
 
 export const natsSubjectPrefixSetting: Setting<string> = {
   key: "subjectPrefix",
@@ -142,88 +129,14 @@ export const natsKvBucketSetting: Setting<string> = {
     /^[A-Za-z0-9_-]+$/.test(value) ? undefined : "NATS KV bucket name must be letters, digits, '_' or '-'",
 }
 
-export const natsCredsSetting: Setting<string> = {
-  key: "creds",
-  env: "NATS_CREDS",
-  flag: "--nats-creds",
-  type: stringType,
-  secret: "none",
-  label: "NATS credentials file",
-  description: "Path of a NATS .creds file (JWT and nkey seed).",
-  check: required("NATS credentials file path must not be empty"),
-}
-
-export const natsTokenSetting: Setting<string> = {
-  key: "token",
-  env: "NATS_TOKEN",
-  type: stringType,
-  secret: "value",
-  label: "NATS token",
-  description: "Token authentication.",
-}
-
-export const natsUserSetting: Setting<string> = {
-  key: "user",
-  env: "NATS_USER",
-  flag: "--nats-user",
-  type: stringType,
-  secret: "none",
-  label: "NATS user",
-  description: "User of user/password authentication.",
-}
-
-export const natsPasswordSetting: Setting<string> = {
-  key: "password",
-  env: "NATS_PASSWORD",
-  type: stringType,
-  secret: "value",
-  label: "NATS password",
-  description: "Password of user/password authentication.",
-}
-
-export const natsNkeySeedSetting: Setting<string> = {
-  key: "nkeySeed",
-  env: "NATS_NKEY_SEED",
-  type: stringType,
-  secret: "value",
-  label: "NATS nkey seed",
-  description: "User nkey seed (SU...) for nkey authentication.",
-  check: nkeySeedProblem,
-}
+export const natsCredsSetting: Setting<string> = natsConnection.creds
+export const natsTokenSetting: Setting<string> = natsConnection.token
+export const natsUserSetting: Setting<string> = natsConnection.user
+export const natsPasswordSetting: Setting<string> = natsConnection.password
+export const natsNkeySeedSetting: Setting<string> = natsConnection.nkeySeed
 
 /** The TLS client files: `NATS_TLS_CA`, `NATS_TLS_CERT`, `NATS_TLS_KEY`. */
-export const natsTls = tlsSettings({
-  prefix: "NATS",
-  label: "NATS",
-  caDescription: "Path of the CA certificate that signs the servers' certificates.",
-  certDescription: "Path of the client certificate.",
-})
-
-const natsAuthRule: SettingRule = (values) => {
-  const problems: Array<{ setting: AnySetting; message: string }> = []
-  const user = values.get(natsUserSetting)
-  const password = values.get(natsPasswordSetting)
-  if (user !== undefined && password === undefined) {
-    problems.push({ setting: natsPasswordSetting, message: "NATS user needs a password" })
-  }
-  if (password !== undefined && user === undefined) {
-    problems.push({ setting: natsUserSetting, message: "NATS password needs a user" })
-  }
-  const methods: ReadonlyArray<AnySetting> = [natsCredsSetting, natsTokenSetting, natsUserSetting, natsNkeySeedSetting]
-  const chosen = methods.filter((setting) => values.get(setting) !== undefined)
-  for (const setting of chosen.slice(1)) {
-    problems.push({
-      setting,
-      message: "NATS authentication takes only one of creds, token, user/password or nkey seed",
-    })
-  }
-  // Credentials in the URL are used only when no authentication setting is set, so they must agree.
-  const url = values.get(natsUrlSetting)
-  if (chosen.length === 0 && url !== undefined && natsServerList(url).credentials.length > 1) {
-    problems.push({ setting: natsUrlSetting, message: "NATS URL servers must all carry the same credentials" })
-  }
-  return problems
-}
+export const natsTls = natsConnection.tls
 
 const natsStreamRule: SettingRule = (values) => {
   const window = values.get(natsStreamDuplicateWindowSetting)
@@ -238,13 +151,7 @@ const natsStreamRule: SettingRule = (values) => {
     : []
 }
 
-/** How the exporter authenticates to NATS: at most one way, the settings' or the server URLs' credentials. */
-export type NatsAuth =
-  | { readonly kind: "none" }
-  | { readonly kind: "creds"; readonly credsFile: string }
-  | { readonly kind: "token"; readonly token: string }
-  | { readonly kind: "userPassword"; readonly user: string; readonly password: string }
-  | { readonly kind: "nkey"; readonly seed: string }
+export type { NatsAuth } from "../../natsclient/NatsConnectionSettings.ts"
 
 /** How the exporter treats its JetStream stream. */
 export interface NatsStreamSettings {
@@ -260,17 +167,13 @@ export interface NatsStreamSettings {
 }
 
 /** The `nats` exporter's section. */
-export interface NatsExporterConfig {
-  /** Servers, as nats.js takes them. */
-  readonly servers: ReadonlyArray<string>
+export interface NatsExporterConfig extends NatsConnectionConfig {
   /** Subjects are `<subjectPrefix>.<cluster>.<node>.<event>`. */
   readonly subjectPrefix: string
   /** JetStream stream; absent: core NATS publish. */
   readonly stream?: string
   readonly streamSettings: NatsStreamSettings
   readonly kvBucket: string
-  readonly auth: NatsAuth
-  readonly tls?: TlsFiles
   readonly queue: QueueSettings
 }
 
@@ -294,33 +197,11 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
     ...natsTls.list,
     ...queueSettingList,
   ],
-  rules: [natsAuthRule, natsTls.rule, natsStreamRule, queueSettingsRule],
+  rules: [...natsConnection.rules, natsStreamRule, queueSettingsRule],
   build: (values) => {
-    const creds = values.get(natsCredsSetting)
-    const token = values.get(natsTokenSetting)
-    const user = values.get(natsUserSetting)
-    const password = values.get(natsPasswordSetting)
-    const seed = values.get(natsNkeySeedSetting)
-    const serverList = natsServerList(values.require(natsUrlSetting))
-    const [fromUrl] = serverList.credentials
-    const auth: NatsAuth =
-      creds !== undefined
-        ? { kind: "creds", credsFile: creds }
-        : token !== undefined
-          ? { kind: "token", token }
-          : user !== undefined && password !== undefined
-            ? { kind: "userPassword", user, password }
-            : seed !== undefined
-              ? { kind: "nkey", seed }
-              : fromUrl === undefined
-                ? { kind: "none" }
-                : fromUrl.password === undefined
-                  ? { kind: "token", token: fromUrl.user }
-                  : { kind: "userPassword", user: fromUrl.user, password: fromUrl.password }
     const stream = values.get(natsStreamSetting)
-    const tls = natsTls.filesOf(values)
     return {
-      servers: serverList.servers,
+      ...natsConnection.connectionOf(values),
       subjectPrefix: values.require(natsSubjectPrefixSetting),
       ...(stream === undefined ? {} : { stream }),
       streamSettings: {
@@ -331,8 +212,6 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
         maxBytes: values.require(natsStreamMaxBytesSetting),
       },
       kvBucket: values.require(natsKvBucketSetting),
-      auth,
-      ...(tls === undefined ? {} : { tls }),
       queue: queueSettingsOf(values),
     }
   },

@@ -7,6 +7,7 @@ import type * as Scope from "effect/Scope"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import type { InventoryChange } from "../../domain/InventoryChange.ts"
 import type { KnownGpu } from "../../domain/KnownGpu.ts"
+import { scoped as scopedConnection } from "../../natsclient/NatsConnection.ts"
 import {
   exporterKeptStore,
   InventoryStore,
@@ -17,7 +18,6 @@ import { knownGpuOf, type LocatedGpu, locatedGpu, locationOf, parseLocatedGpu } 
 import { currentValues, type GpuLocationBucketError, kvCall, openBucket } from "./GpuLocationBucket.ts"
 import { clusterSerialKeys, clusterUuidKeys, serialKey, uuidKey } from "./GpuLocationKey.ts"
 import type { NatsExporterConfig } from "./NatsConfig.ts"
-import { scoped as scopedConnection } from "./NatsConnection.ts"
 
 const kind = "nats-kv"
 
