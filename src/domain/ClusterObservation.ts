@@ -1,25 +1,40 @@
 import type * as Effect from "effect/Effect"
 import type { GpuRecord } from "./GpuRecord.ts"
+import type { HubFleetChange, HubFleetSnapshot } from "./HubFleetChange.ts"
 
 /**
- * What a hub's receiver hands to its processor: a batch of one cluster's records in the order its stream
- * holds them, or the news that a cluster is alive (its heartbeat). The batch carries how to acknowledge
- * it: the processor runs `acknowledge` once the batch's events are handed over and its store is written,
- * so a batch the hub did not finish is delivered again, and the records' ids make a repeat harmless.
+ * Runs once the processor has handed the observation's events over: writes the processor's changes to
+ * the hub's store, then acknowledges what the observation came from, so that an observation the hub did
+ * not finish is delivered again (the records' ids make a repeat harmless).
+ */
+export type Acknowledge = (changes: ReadonlyArray<HubFleetChange>) => Effect.Effect<void>
+
+/**
+ * What a hub's receiver hands to its processor: first what the hub's store held and the clusters it
+ * listens to, then batches of one cluster's records in the order that cluster's stream holds them, and
+ * the clusters' heartbeats.
  */
 export type ClusterObservation =
+  | {
+      readonly _tag: "FleetRestored"
+      /** The clusters of the config (names = JetStream domains), each expected to be heard of. */
+      readonly clusters: ReadonlyArray<string>
+      readonly snapshot: HubFleetSnapshot
+      readonly time: Date
+    }
   | {
       readonly _tag: "ClusterRecords"
       readonly cluster: string
       readonly records: ReadonlyArray<GpuRecord>
       /** When the receiver took the batch. */
       readonly time: Date
-      readonly acknowledge: Effect.Effect<void>
+      readonly acknowledge: Acknowledge
     }
   | {
       readonly _tag: "ClusterHeartbeat"
       readonly cluster: string
       /** When the cluster's service sent it. */
+      readonly sentAt: Date
       readonly time: Date
-      readonly acknowledge: Effect.Effect<void>
+      readonly acknowledge: Acknowledge
     }

@@ -1,4 +1,5 @@
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
+import type { GpuPlace, HubFleetChange, HubFleetSnapshot } from "../../domain/HubFleetChange.ts"
 import { recordId } from "../../domain/RecordId.ts"
 
 /**
@@ -28,26 +29,12 @@ import { recordId } from "../../domain/RecordId.ts"
  * restarted hub knows where each GPU is and which removals it holds.
  */
 
-/** Where a GPU is, as its last record said. */
-export interface GpuPlace {
-  readonly cluster: string
-  readonly node: string
-  readonly machine: string
-}
-
 /** What the hub keeps of the fleet: every GPU's place, and the removals it holds, by UUID. */
 export interface HubFleet {
   readonly places: Map<string, GpuPlace>
   /** The `removed` records held for a move across clusters, until their window ends. */
   readonly held: Map<string, GpuRecord>
 }
-
-/** One change for the hub's store: a GPU's place set or forgotten, a removal held or released. */
-export type HubFleetChange =
-  | { readonly _tag: "Place"; readonly uuid: string; readonly place: GpuPlace }
-  | { readonly _tag: "Forget"; readonly uuid: string }
-  | { readonly _tag: "Hold"; readonly uuid: string; readonly removal: GpuRecord }
-  | { readonly _tag: "Release"; readonly uuid: string }
 
 export interface HubFleetRules {
   /** How long after a removal an appearance in another cluster is still the same GPU's move (`CROSS_CLUSTER_WINDOW`). */
@@ -159,11 +146,8 @@ export const tick = (fleet: HubFleet, now: Date, rules: HubFleetRules): HubFleet
   return { records: due, changes: due.map((removal) => ({ _tag: "Release", uuid: removal.uuid })) }
 }
 
-/** The fleet a hub's store held: the places and the held removals, as `HubFleetChange`s wrote them. */
-export const restoredHubFleet = (
-  places: Iterable<readonly [string, GpuPlace]>,
-  held: Iterable<GpuRecord>,
-): HubFleet => ({
-  places: new Map(places),
-  held: new Map([...held].map((removal) => [removal.uuid, removal])),
+/** The fleet a hub's store held. */
+export const restoredHubFleet = (snapshot: HubFleetSnapshot): HubFleet => ({
+  places: new Map(snapshot.places),
+  held: new Map(snapshot.held),
 })

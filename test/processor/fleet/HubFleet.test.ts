@@ -175,7 +175,7 @@ describe("the hub's fleet across clusters", () => {
       if (change._tag === "Hold") held.set(change.uuid, change.removal)
       if (change._tag === "Release") held.delete(change.uuid)
     }
-    const restored = restoredHubFleet(places, held.values())
+    const restored = restoredHubFleet({ places, held })
     const batch = [record("added", "west", "w-1", 2_000, "GPU-A"), record("added", "west", "w-2", 2_000, "GPU-B")]
     expect(transition(restored, batch, rules).records).toEqual(transition(fleet, batch, rules).records)
     expect(restored.places.size).toBe(2)
