@@ -1,5 +1,8 @@
-import { startSimulatedCluster } from "@gpu-serials/kube-sim"
+import { loadavg } from "node:os"
 import { freePort } from "../src/health/FreePort.ts"
+import { startControlledSimulator } from "./ControlledSimulator.ts"
+import { measuredCore, pinToCore, simulatorCore } from "./CorePinning.ts"
+import { floorExecPaths, measureExecFloor } from "./ExecFloor.ts"
 import { median, minMedian, summarise } from "./Sampling.ts"
 import {
   cpuMillis,
@@ -18,12 +21,14 @@ export interface PipelineScenario {
   readonly execLatencyMs: number
 }
 
-export const pipelineScenarios: ReadonlyArray<PipelineScenario> = [
-  { nodes: 2_000, qps: 50, workers: 16, execLatencyMs: 200 },
-  { nodes: 2_000, qps: 1_000, workers: 64, execLatencyMs: 200 },
-  { nodes: 10_000, qps: 50, workers: 16, execLatencyMs: 200 },
-  { nodes: 10_000, qps: 1_000, workers: 64, execLatencyMs: 200 },
+/** The scenarios of PRODUCT §10 at a fleet size: QPS 50 with 16 workers, QPS 1000 with 64, 200 ms execs. */
+export const pipelineScenariosAt = (nodes: number): ReadonlyArray<PipelineScenario> => [
+  { nodes, qps: 50, workers: 16, execLatencyMs: 200 },
+  { nodes, qps: 1_000, workers: 64, execLatencyMs: 200 },
 ]
+
+/** The scenarios `npm run bench -- pipeline` runs without `--nodes`. */
+export const pipelineScenarios = pipelineScenariosAt(2_000)
 
 /** The fleet-scale case, run only when asked for (`npm run bench -- pipeline50k`): its sync takes minutes. */
 export const fleetScaleScenario: PipelineScenario = { nodes: 50_000, qps: 1_000, workers: 64, execLatencyMs: 200 }
@@ -53,103 +58,147 @@ const waitUntil = async (condition: () => boolean, timeoutMs: number, what: stri
   }
 }
 
+/** Milliseconds since the epoch, as the simulator process stamps a pod's turn to Ready. */
+const nowMs = (): number => performance.timeOrigin + performance.now()
+
 /** What one run of a scenario measured. */
 interface PipelineFigures {
   readonly readingsPerSecond: number
-  readonly execsPerSecond: number
+  /** Execs per node read in the sync, from the service's start (a refused CSV query then XML makes two). */
+  readonly execsPerReading: number
+  /** API requests other than execs per node read in the sync (the node-label patches, the lists and watches). */
+  readonly otherRequestsPerReading: number
   readonly bound: number
   readonly cpuPerReadingMs: number
+  readonly floorCpuPerExecMs: number
+  readonly floorExecsPerSecond: number
+  readonly floorFailures: number
+  /** The machine's 1-minute load average at the end of the run: other work on the cores shows here. */
+  readonly loadAverage: number
   readonly peakRssMegabytes: number
   readonly liveHeapMegabytes: number
   readonly readyMs: number
   readonly latencyP50Ms: number
   readonly latencyP99Ms: number
   readonly probes: number
+  readonly pinned: boolean
+  /** The simulator's scheme and the exec protocol it chose, e.g. `https, v5.channel.k8s.io`. */
+  readonly transport: string
 }
 
 /**
- * One run of a pipeline scenario: the simulated cluster in this process, `gpu-serials run` in another.
- * Measures the time from the spawn to `/readyz` 200, the initial sync's readings per second against
- * min(QPS, workers / exec latency), the service's CPU per reading, its peak RSS and its live heap after
- * a full GC at the end of the sync, then the latency from pod Ready to records, on probe pods made ready
- * one by one once the service is idle (so not rate-limited).
+ * One run of a pipeline scenario: the simulated cluster in a process of its own on core 0, `gpu-serials run`
+ * (labels on, the image's V8 flags) on core 1. Measures the time from the spawn to `/readyz` 200, the
+ * initial sync's readings per second from the first record to the last node's against min(QPS, workers /
+ * exec latency), the other API requests in that time (the node-label patches, which take tokens from the
+ * same QPS bucket), the service's CPU per reading from /proc over that time, its peak RSS and its live heap
+ * after a full GC at the end of the sync; then the latency from a pod's turn to Ready (the simulator's
+ * clock) to its first record's line on stdout, on held-back pods made Ready one by one once the service is
+ * idle; then the floor: a minimal exec client on core 1 running as many execs as the sync read, against the
+ * same simulator at the same QPS and concurrency.
  */
 const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigures> => {
-  const cluster = await startSimulatedCluster({
-    nodes: scenario.nodes,
-    modelMix: benchModelMix,
-    seed: `bench-${scenario.nodes}`,
-    execLatency: scenario.execLatencyMs,
-    podTimings: { startMs: 0, readyMs: 0, terminationMs: 0 },
-  })
-  const probes = cluster.nodeNames().slice(0, latencyProbes)
-  for (const node of probes) cluster.setPodReady(node, false)
-  const firstRecord = new Map<string, number>()
-  const port = await freePort()
-  const service = startServiceProcess(
-    [
-      "--cluster-name",
-      "bench",
-      "--kubeconfig",
-      cluster.kubeconfigPath,
-      "--qps",
-      String(scenario.qps),
-      "--burst",
-      String(scenario.qps),
-      "--workers",
-      String(scenario.workers),
-      "--server-port",
-      String(port),
-      "--no-labels",
-    ],
-    (record) => {
-      if (!firstRecord.has(record.node)) firstRecord.set(record.node, performance.now())
+  const simulator = await startControlledSimulator({
+    options: {
+      nodes: scenario.nodes,
+      modelMix: benchModelMix,
+      seed: `bench-${scenario.nodes}`,
+      execLatency: scenario.execLatencyMs,
+      podTimings: { startMs: 0, readyMs: 0, terminationMs: 0 },
     },
-  )
-  const pid = service.child.pid ?? 0
+    heldBack: latencyProbes,
+  })
+  const cluster = simulator.started
+  const probes = cluster.heldBack
+  const countersAtStart = await simulator.counters()
+  const firstRecord = new Map<string, number>()
   try {
-    const ready = timeToReady(service, port, syncTimeoutMs(scenario.nodes))
-    ready.catch(() => undefined)
-    const synced = scenario.nodes - probes.length
-    await waitUntil(() => firstRecord.size >= 1, syncTimeoutMs(scenario.nodes), "the first record")
-    const cpuAtFirst = cpuMillis(pid)
-    const execsAtFirst = cluster.stats().execs
-    const startedAt = Math.min(...firstRecord.values())
-    await waitUntil(() => firstRecord.size >= synced, syncTimeoutMs(scenario.nodes), "the initial sync")
-    const finishedAt = Math.max(...firstRecord.values())
-    const cpuSpent = cpuMillis(pid) - cpuAtFirst
-    const seconds = (finishedAt - startedAt) / 1000
-    const readingsPerSecond = (synced - 1) / seconds
-    // A node on a driver older than 570 answers the CSV query with an error first: its first reading takes two execs.
-    const execsPerSecond = (cluster.stats().execs - execsAtFirst) / seconds
-    const bound = Math.min(scenario.qps, scenario.workers / (scenario.execLatencyMs / 1000))
-    const liveHeap = await liveHeapMegabytes(service)
-    const readyMs = await ready
+    const port = await freePort()
+    const service = startServiceProcess(
+      [
+        "--cluster-name",
+        "bench",
+        "--kubeconfig",
+        cluster.kubeconfigPath,
+        "--qps",
+        String(scenario.qps),
+        "--burst",
+        String(scenario.qps),
+        "--workers",
+        String(scenario.workers),
+        "--server-port",
+        String(port),
+      ],
+      (record) => {
+        if (!firstRecord.has(record.node)) firstRecord.set(record.node, nowMs())
+      },
+    )
+    const pid = service.child.pid ?? 0
+    let pinned = simulator.pinned && pinToCore(pid, measuredCore)
+    let figures: Omit<
+      PipelineFigures,
+      "floorCpuPerExecMs" | "floorExecsPerSecond" | "floorFailures" | "loadAverage" | "transport"
+    >
+    try {
+      const ready = timeToReady(service, port, syncTimeoutMs(scenario.nodes))
+      ready.catch(() => undefined)
+      const synced = scenario.nodes - probes.length
+      await waitUntil(() => firstRecord.size >= 1, syncTimeoutMs(scenario.nodes), "the first record")
+      // Again, for threads the service started after the first pinning.
+      pinned = pinned && pinToCore(pid, measuredCore)
+      const cpuAtFirst = cpuMillis(pid)
+      const startedAt = Math.min(...firstRecord.values())
+      await waitUntil(() => firstRecord.size >= synced, syncTimeoutMs(scenario.nodes), "the initial sync")
+      const cpuSpent = cpuMillis(pid) - cpuAtFirst
+      const countersAtLast = await simulator.counters()
+      const finishedAt = Math.max(...firstRecord.values())
+      const seconds = (finishedAt - startedAt) / 1000
+      const readingsPerSecond = (synced - 1) / seconds
+      // Counted from the service's start: the lists and watches are a handful against a request per node.
+      const execs = countersAtLast.execs - countersAtStart.execs
+      const otherRequests = countersAtLast.requests - countersAtStart.requests - execs
+      const liveHeap = await liveHeapMegabytes(service)
+      const readyMs = await ready
 
-    await sleep(1_000)
-    const readyAt = new Map<string, number>()
-    for (const node of probes) {
-      readyAt.set(node, performance.now())
-      cluster.setPodReady(node, true)
-      await sleep(1000 / probesPerSecond)
+      await sleep(1_000)
+      const readyAt = await simulator.makeReady(probes, probesPerSecond)
+      await waitUntil(() => probes.every((node) => firstRecord.has(node)), 60_000, "the probe pods' records")
+      const latency = summarise(probes.map((node) => (firstRecord.get(node) ?? 0) - (readyAt[node] ?? 0)))
+      figures = {
+        readingsPerSecond,
+        execsPerReading: execs / synced,
+        otherRequestsPerReading: otherRequests / synced,
+        bound: Math.min(scenario.qps, scenario.workers / (scenario.execLatencyMs / 1000)),
+        cpuPerReadingMs: cpuSpent / (synced - 1),
+        peakRssMegabytes: peakRssMegabytes(pid),
+        liveHeapMegabytes: liveHeap,
+        readyMs,
+        latencyP50Ms: latency.medianMs,
+        latencyP99Ms: latency.p99Ms,
+        probes: latency.runs,
+        pinned,
+      }
+    } finally {
+      await stopServiceProcess(service)
     }
-    await waitUntil(() => probes.every((node) => firstRecord.has(node)), 60_000, "the probe pods' records")
-    const latency = summarise(probes.map((node) => (firstRecord.get(node) ?? 0) - (readyAt.get(node) ?? 0)))
+    const synced = new Set(cluster.pods.map((pod) => pod.node).filter((node) => !probes.includes(node)))
+    const floor = await measureExecFloor({
+      kubeconfigPath: cluster.kubeconfigPath,
+      paths: floorExecPaths(cluster, synced),
+      qps: scenario.qps,
+      workers: scenario.workers,
+    })
     return {
-      readingsPerSecond,
-      execsPerSecond,
-      bound,
-      cpuPerReadingMs: cpuSpent / (synced - 1),
-      peakRssMegabytes: peakRssMegabytes(pid),
-      liveHeapMegabytes: liveHeap,
-      readyMs,
-      latencyP50Ms: latency.medianMs,
-      latencyP99Ms: latency.p99Ms,
-      probes: latency.runs,
+      ...figures,
+      pinned: figures.pinned && floor.pinned,
+      floorCpuPerExecMs: floor.cpuPerExecMs,
+      floorExecsPerSecond: floor.execs / floor.seconds,
+      floorFailures: floor.failures,
+      loadAverage: loadavg()[0] ?? 0,
+      transport: `${floor.secure ? "https" : "http"}, ${floor.protocol}`,
     }
   } finally {
-    await stopServiceProcess(service)
-    await cluster.close()
+    await simulator.close()
   }
 }
 
@@ -157,29 +206,51 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
 export const pipelineBench = async (scenario: PipelineScenario, runs = 1): Promise<ReadonlyArray<string>> => {
   const figures: Array<PipelineFigures> = []
   for (let run = 0; run < runs; run++) figures.push(await measurePipeline(scenario))
-  const all = <K extends keyof PipelineFigures>(key: K): ReadonlyArray<number> => figures.map((figure) => figure[key])
-  const ofBound = figures.map((figure) => figure.readingsPerSecond / figure.bound)
-  const execsOfBound = figures.map((figure) => figure.execsPerSecond / figure.bound)
-  const execsPerReading = figures.map((figure) => figure.execsPerSecond / figure.readingsPerSecond)
+  const all = <K extends keyof PipelineFigures>(key: K): ReadonlyArray<number> =>
+    figures.map((figure) => Number(figure[key]))
   const bound = figures[0]?.bound ?? 0
+  const ofBound = figures.map((figure) => figure.readingsPerSecond / figure.bound)
+  // What the label patches leave of the QPS bucket for execs, when that is the tighter limit.
+  const ofBoundLeft = figures.map(
+    (figure) =>
+      figure.readingsPerSecond /
+      Math.min(
+        scenario.qps / (1 + figure.otherRequestsPerReading / figure.execsPerReading),
+        scenario.workers / (scenario.execLatencyMs / 1000),
+      ),
+  )
+  const tokensOfQps = figures.map(
+    (figure) => (figure.readingsPerSecond * (figure.execsPerReading + figure.otherRequestsPerReading)) / scenario.qps,
+  )
+  const toFloor = figures.map((figure) => figure.cpuPerReadingMs / figure.floorCpuPerExecMs)
   const rssGoal = peakRssGoalMegabytes(scenario.nodes)
   const cpuGoal = cpuGoalMs(scenario.qps)
   const readyGoal =
     scenario.nodes <= 10_000 ? ` (goal ≤ ${readyGoalMs / 1000} s: ${ratio(median(all("readyMs")), readyGoalMs)})` : ""
+  const pinning = figures.every((figure) => figure.pinned)
+    ? `simulator on core ${simulatorCore}, service and floor on core ${measuredCore}`
+    : "NOT pinned"
+  const floorFailures = figures.reduce((sum, figure) => sum + figure.floorFailures, 0)
   return [
-    `pipeline: ${scenario.nodes} nodes, exec ${scenario.execLatencyMs} ms, QPS ${scenario.qps}, ${scenario.workers} workers` +
+    `pipeline: ${scenario.nodes} nodes, exec ${scenario.execLatencyMs} ms, QPS ${scenario.qps}, ${scenario.workers} workers, labels on` +
       (runs > 1 ? ` (min / median of ${runs} runs)` : "") +
-      `; node ${serviceNodeFlags().join(" ") || "(no flags)"}`,
+      `; simulator ${figures[0]?.transport ?? "?"}; ${pinning}; node ${serviceNodeFlags().join(" ") || "(no flags)"}; ` +
+      `load average ${minMedian(all("loadAverage"), 1)}`,
     `  /readyz 200 after start: ${minMedian(
       all("readyMs").map((ms) => ms / 1000),
       2,
     )} s${readyGoal}`,
     `  initial sync: ${minMedian(all("readingsPerSecond"), 1)} readings/s, bound ${bound.toFixed(0)}/s → ${minMedian(ofBound, 2)} of the bound (goal ≥ ${boundGoal.toFixed(2)}); ` +
-      `${minMedian(all("execsPerSecond"), 1)} execs/s → ${minMedian(execsOfBound, 2)} of the bound (${minMedian(execsPerReading, 2)} execs per reading)`,
+      `${minMedian(ofBoundLeft, 2)} of what the label patches leave of it`,
+    `  API requests per reading: ${minMedian(all("execsPerReading"), 2)} execs + ${minMedian(all("otherRequestsPerReading"), 2)} others ` +
+      `(node-label patches, lists, watches), all from one QPS bucket → ${minMedian(tokensOfQps, 2)} of QPS`,
     `  service CPU: ${minMedian(all("cpuPerReadingMs"), 2)} ms per reading (goal ≤ ${cpuGoal} ms: ${ratio(median(all("cpuPerReadingMs")), cpuGoal)})`,
+    `  floor (a bare exec client, same TLS and exec protocol, same execs, QPS and concurrency): ${minMedian(all("floorCpuPerExecMs"), 2)} ms CPU per exec, ` +
+      `${minMedian(all("floorExecsPerSecond"), 1)} execs/s${floorFailures > 0 ? ` (${floorFailures} exited non-zero)` : ""}; ` +
+      `service CPU per reading / floor CPU per exec: ${minMedian(toFloor, 1)}×`,
     `  service peak RSS: ${minMedian(all("peakRssMegabytes"), 0)} MB with ${scenario.nodes} device-plugin pods cached (goal ≤ ${rssGoal} MB: ${ratio(median(all("peakRssMegabytes")), rssGoal)})`,
     `  service live heap after a full GC at the end of the sync: ${minMedian(all("liveHeapMegabytes"), 0)} MB`,
-    `  pod Ready → records handed to exporters: p50 ${minMedian(
+    `  pod Ready (simulator) → first record on stdout: p50 ${minMedian(
       all("latencyP50Ms").map((ms) => ms / 1000),
       2,
     )} s, ` +

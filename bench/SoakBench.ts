@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { join, resolve as resolvePath } from "node:path"
 import type { GpuRecord } from "../src/domain/GpuRecord.ts"
 import { freePort } from "../src/health/FreePort.ts"
+import { measuredCore, pinToCore, simulatorCore } from "./CorePinning.ts"
 import { fleetHistoryAtBound } from "./FleetHistoryBound.ts"
 import {
   heapFigures,
@@ -115,10 +116,6 @@ const startSimulator = (nodes: number): Promise<SimulatorProcess> =>
     })
     child.once("exit", (code) => reject(new Error(`the simulator exited (${code}) before it listened`)))
   })
-
-/** Pins every thread of a process to one core, where `taskset` exists and the machine has that core. */
-const pinToCore = (pid: number | undefined, core: number): boolean =>
-  pid !== undefined && spawnSync("taskset", ["-a", "-pc", String(core), String(pid)], { stdio: "ignore" }).status === 0
 
 /** One measurement, `minutes` after the service was ready. */
 interface SoakSample {
@@ -258,7 +255,7 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
       if (record.event !== "observed") historyRecords.push(record as GpuRecord)
     },
   )
-  const pinned = pinToCore(simulator.child.pid, 0) && pinToCore(service.child.pid, 1)
+  const pinned = pinToCore(simulator.child.pid, simulatorCore) && pinToCore(service.child.pid, measuredCore)
   const samples: Array<SoakSample> = []
   const snapshots: Array<string> = []
   const snapshot = async (minutes: number): Promise<void> => {
