@@ -41,6 +41,8 @@ export const metricNames = {
   informerRestarts: "gpu_serials_informer_restarts_total",
   draMismatches: "gpu_serials_dra_mismatches_total",
   draSliceOnlyNodes: "gpu_serials_dra_slice_only_nodes",
+  hubSourceLag: "gpu_serials_hub_source_lag",
+  hubClusterStale: "gpu_serials_hub_cluster_stale",
   nodeLabelPatches: "gpu_serials_node_label_patches_total",
   nodeLabelValuesSkipped: "gpu_serials_node_label_values_skipped_total",
   nodesToLabel: "gpu_serials_node_label_queue_depth",
@@ -77,6 +79,8 @@ interface GaugeSources {
   failingNodes: () => ReadonlyMap<string, number>
   sliceOnlyNodes: () => ReadonlyMap<string, number>
   inventory: () => InventorySnapshot
+  hubSourceLag: () => ReadonlyMap<string, number>
+  staleClusters: () => ReadonlyMap<string, boolean>
 }
 
 /** What the gauges read when no running component has registered a source. */
@@ -86,6 +90,8 @@ const idleSources: GaugeSources = {
   failingNodes: () => new Map(),
   sliceOnlyNodes: () => new Map(),
   inventory: () => ({ gpus: 0, nodes: 0, gpusByModel: {} }),
+  hubSourceLag: () => new Map(),
+  staleClusters: () => new Map(),
 }
 
 interface ObservedState {
@@ -208,6 +214,15 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
           "DRA nodes whose GPUs are known from their ResourceSlices alone (no serial), by reason: no-plugin-pod, pod-not-ready, or the failure kind of the reading.",
         valueType: ValueType.INT,
       })
+      const hubSourceLag = meter.createObservableGauge(metricNames.hubSourceLag, {
+        description: "On a hub: messages of a cluster's stream the hub stream has yet to copy, by cluster.",
+        valueType: ValueType.INT,
+      })
+      const hubClusterStale = meter.createObservableGauge(metricNames.hubClusterStale, {
+        description:
+          "On a hub: 1 for a cluster not heard of (heartbeat or record) for STALE_AFTER, else 0, by cluster.",
+        valueType: ValueType.INT,
+      })
       const gpusKnownByModel = meter.createObservableGauge(metricNames.gpusKnownByModel, {
         description: "GPUs in the known inventory by product name.",
         valueType: ValueType.INT,
@@ -288,6 +303,10 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         for (const reason of sliceOnly.keys()) sliceOnlyReasonsSeen.add(reason)
         for (const reason of sliceOnlyReasonsSeen)
           observer.observe(sliceOnlyNodes, sliceOnly.get(reason) ?? 0, { reason })
+        for (const [cluster, lag] of sources.hubSourceLag())
+          observer.observe(hubSourceLag, nonNegative(lag), { cluster })
+        for (const [cluster, stale] of sources.staleClusters())
+          observer.observe(hubClusterStale, stale ? 1 : 0, { cluster })
         observer.observe(leader, state.leading ? 1 : 0)
         if (state.lastSuccessfulReadingSeconds !== undefined) {
           observer.observe(lastSuccessfulReading, state.lastSuccessfulReadingSeconds)
@@ -305,6 +324,8 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         nodesKnown,
         nodesFailing,
         sliceOnlyNodes,
+        hubSourceLag,
+        hubClusterStale,
         gpusKnownByModel,
         leader,
         lastSuccessfulReading,
@@ -358,6 +379,8 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
           Effect.sync(() => {
             if (count > 0) inventoryEvents.add(count, { kind })
           }),
+        observeHubSourceLag: (byCluster) => registered("hubSourceLag", byCluster),
+        observeStaleClusters: (byCluster) => registered("staleClusters", byCluster),
         leaderChanged: (leading) =>
           Effect.sync(() => {
             if (state.leading !== leading) leaderChanges.add(1, { leading: leading ? "true" : "false" })

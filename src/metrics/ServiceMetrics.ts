@@ -87,6 +87,17 @@ export class ServiceMetrics extends Context.Service<
      * whose health the health metrics report (those whose fields carry health).
      */
     readonly observeGpus: <T extends object>(source: GpuInfoSource<T>) => Effect.Effect<void, never, Scope.Scope>
+    /**
+     * Registers the source of a hub's gauges, by cluster (a configured JetStream domain, so bounded):
+     * `gpu_serials_hub_source_lag` (messages the hub stream has yet to copy from the cluster's stream).
+     */
+    readonly observeHubSourceLag: (
+      byCluster: () => ReadonlyMap<string, number>,
+    ) => Effect.Effect<void, never, Scope.Scope>
+    /** Registers the source of `gpu_serials_hub_cluster_stale` by cluster: true for a cluster not heard of for `STALE_AFTER`. */
+    readonly observeStaleClusters: (
+      byCluster: () => ReadonlyMap<string, boolean>,
+    ) => Effect.Effect<void, never, Scope.Scope>
     /** Latest exporter counters by exporter id; the service refreshes them periodically. */
     readonly exporterStats: (stats: Readonly<Record<string, ExporterStats>>) => Effect.Effect<void>
     /** One export write: its duration and outcome, by exporter id. */

@@ -21,6 +21,8 @@ export interface RecordedMetrics {
   readonly nodeLabelValuesSkipped: Array<SkippedNodeLabel>
   readonly draMismatches: Record<string, number>
   sliceOnlyNodes: () => ReadonlyMap<string, number>
+  hubSourceLag: () => ReadonlyMap<string, number>
+  staleClusters: () => ReadonlyMap<string, boolean>
   nodesToLabel: () => number
   workQueueDepth: () => number
   failingNodes: () => ReadonlyMap<string, number>
@@ -44,6 +46,8 @@ export const recordingMetrics = (): {
     nodeLabelValuesSkipped: [],
     draMismatches: {},
     sliceOnlyNodes: () => new Map(),
+    hubSourceLag: () => new Map(),
+    staleClusters: () => new Map(),
     nodesToLabel: () => 0,
     workQueueDepth: () => 0,
     failingNodes: () => new Map(),
@@ -69,6 +73,14 @@ export const recordingMetrics = (): {
       observeSliceOnlyNodes: (byReason) =>
         record(() => {
           recorded.sliceOnlyNodes = byReason
+        }),
+      observeHubSourceLag: (byCluster) =>
+        record(() => {
+          recorded.hubSourceLag = byCluster
+        }),
+      observeStaleClusters: (byCluster) =>
+        record(() => {
+          recorded.staleClusters = byCluster
         }),
       inventoryEvents: (kind, count) =>
         record(() => {
