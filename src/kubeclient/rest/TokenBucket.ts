@@ -41,30 +41,48 @@ export const returnToken = (state: TokenBucketState, rate: TokenRate): TokenBuck
   tokens: Math.min(rate.burst, state.tokens + 1),
 })
 
+/** What a call that yields to the others does next. */
+export type YieldingTurn =
+  | { readonly _tag: "Reserve" }
+  | { readonly _tag: "YieldToWaiting" }
+  | { readonly _tag: "AwaitSpareToken"; readonly millis: number }
+
 /**
- * Whether a call that yields to others may reserve its token now: once no caller of `take` waits for one,
- * or once it has yielded for `yieldLimitMillis`, so that it never starves.
+ * The turn of a call that yields to the callers of `take` at `nowMillis`: it reserves a token once one is
+ * spare (there now, and no `take` waits for one), or once it has yielded for `yieldLimitMillis`, so that it
+ * never starves; until then it waits while `take`s wait, or until the next token is due.
  */
-export const yieldingMayReserve = (
+export const yieldingTurn = (
+  state: TokenBucketState,
+  rate: TokenRate,
+  nowMillis: number,
   firstInLineWaiting: number,
   yieldedMillis: number,
   yieldLimitMillis: number,
-): boolean => firstInLineWaiting === 0 || yieldedMillis >= yieldLimitMillis
+): YieldingTurn => {
+  if (yieldedMillis >= yieldLimitMillis) return { _tag: "Reserve" }
+  if (firstInLineWaiting > 0) return { _tag: "YieldToWaiting" }
+  const elapsed = Math.max(0, nowMillis - state.atMillis)
+  const tokens = Math.min(rate.burst, state.tokens + (elapsed * rate.qps) / 1000)
+  if (tokens >= 1) return { _tag: "Reserve" }
+  // The epsilon keeps a float's rounding from pushing the wake-up a millisecond past the token.
+  return { _tag: "AwaitSpareToken", millis: Math.max(1, Math.ceil(((1 - tokens) * 1000) / rate.qps - 1e-9)) }
+}
 
 /** The longest a yielding call lets the calls of `take` go first before it reserves its token among them. */
 export const defaultYieldLimitMs = 2_000
 
 /**
  * One token bucket shared by every Kubernetes API call, client-go's (`qps`, `burst`, tokens in the order
- * they are asked for), with one call class that yields: `takeYielding` lets every `take` that waits go
- * first, for `yieldLimitMs` at most.
+ * they are asked for), with one call class that yields: `takeYielding` takes only spare tokens, those no
+ * `take` waits for, for `yieldLimitMs` at most.
  */
 export interface TokenBucket {
   /** Waits for a token, in the order of asking. */
   readonly take: Effect.Effect<void>
   /**
-   * Waits until no `take` waits for a token, or `yieldLimitMs` passed, then reserves a token as `take`
-   * does and waits for it.
+   * Waits for a spare token (one no `take` waits for) and takes it; after `yieldLimitMs` it reserves a
+   * token as `take` does, behind the `take`s waiting then, and waits for it.
    */
   readonly takeYielding: Effect.Effect<void>
   /** Calls in `takeYielding` that have not got their token yet. */
@@ -85,44 +103,60 @@ export const make = (rate: TokenRate, yieldLimitMs: number = defaultYieldLimitMs
       if (firstInLineWaiting === 0) noneWaiting.openUnsafe()
     })
 
-    /** Reserves a token and says how long to wait for it; a `take` that waits counts as waiting at once. */
-    const reserve = (firstInLine: boolean) =>
-      Effect.clockWith((clock) =>
-        Effect.sync(() => {
-          const [waitMillis, next] = reserveToken(state, rate, clock.currentTimeMillisUnsafe())
-          state = next
-          if (waitMillis > 0 && firstInLine) {
-            firstInLineWaiting += 1
-            noneWaiting.closeUnsafe()
-          }
-          return waitMillis
-        }),
-      )
+    /** Reserves a token at `nowMillis` and says how long to wait for it. */
+    const reserveAt = (nowMillis: number): number => {
+      const [waitMillis, next] = reserveToken(state, rate, nowMillis)
+      state = next
+      return waitMillis
+    }
 
     const waitForToken = (waitMillis: number) =>
       Effect.sleep(Duration.millis(waitMillis)).pipe(
         Effect.onInterrupt(() => Effect.sync(() => (state = returnToken(state, rate)))),
       )
 
+    /** A `take` that has to wait counts as waiting from its reservation on, so no yielding call slips in. */
     const take = Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(reserve(true), (waitMillis) =>
-        waitMillis > 0 ? restore(waitForToken(waitMillis)).pipe(Effect.ensuring(waitedFor)) : Effect.void,
+      Effect.flatMap(
+        Effect.clockWith((clock) =>
+          Effect.sync(() => {
+            const waitMillis = reserveAt(clock.currentTimeMillisUnsafe())
+            if (waitMillis > 0) {
+              firstInLineWaiting += 1
+              noneWaiting.closeUnsafe()
+            }
+            return waitMillis
+          }),
+        ),
+        (waitMillis) =>
+          waitMillis > 0 ? restore(waitForToken(waitMillis)).pipe(Effect.ensuring(waitedFor)) : Effect.void,
       ),
     )
 
-    const yieldToWaiting = Effect.gen(function* () {
+    /** Yields until the turn of a yielding call to reserve its token. */
+    const awaitTurn = Effect.gen(function* () {
       const since = yield* Clock.currentTimeMillis
       while (true) {
         const now = yield* Clock.currentTimeMillis
-        if (yieldingMayReserve(firstInLineWaiting, now - since, yieldLimitMs)) return
-        yield* Effect.timeoutOption(noneWaiting.await, Duration.millis(since + yieldLimitMs - now))
+        const turn = yieldingTurn(state, rate, now, firstInLineWaiting, now - since, yieldLimitMs)
+        const left = Duration.millis(Math.max(1, since + yieldLimitMs - now))
+        switch (turn._tag) {
+          case "Reserve":
+            return
+          case "YieldToWaiting":
+            yield* Effect.timeoutOption(noneWaiting.await, left)
+            break
+          case "AwaitSpareToken":
+            yield* Effect.sleep(Duration.min(Duration.millis(turn.millis), left))
+            break
+        }
       }
     })
 
     const takeYielding = Effect.uninterruptibleMask((restore) =>
       Effect.sync(() => (yielding += 1)).pipe(
-        Effect.andThen(restore(yieldToWaiting)),
-        Effect.andThen(reserve(false)),
+        Effect.andThen(restore(awaitTurn)),
+        Effect.andThen(Effect.clockWith((clock) => Effect.sync(() => reserveAt(clock.currentTimeMillisUnsafe())))),
         Effect.flatMap((waitMillis) => (waitMillis > 0 ? restore(waitForToken(waitMillis)) : Effect.void)),
         Effect.ensuring(Effect.sync(() => (yielding -= 1))),
       ),

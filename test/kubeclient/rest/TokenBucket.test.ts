@@ -57,10 +57,21 @@ describe("TokenBucket", () => {
     }),
   )
 
-  it("a yielding call may reserve once no take waits, or once it has yielded for the limit", () => {
-    assert.isTrue(TokenBucket.yieldingMayReserve(0, 0, 2_000))
-    assert.isFalse(TokenBucket.yieldingMayReserve(3, 1_999, 2_000))
-    assert.isTrue(TokenBucket.yieldingMayReserve(3, 2_000, 2_000))
+  it("a yielding call reserves a spare token, one no take waits for, or any once it has yielded for the limit", () => {
+    const empty = TokenBucket.reserveToken(TokenBucket.fullBucket({ qps: 2, burst: 1 }, 0), { qps: 2, burst: 1 }, 0)[1]
+    const full = TokenBucket.fullBucket(rate, 0)
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(full, rate, 0, 0, 0, 2_000), { _tag: "Reserve" })
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(full, rate, 0, 1, 1_999, 2_000), { _tag: "YieldToWaiting" })
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 100, 0, 100, 2_000), {
+      _tag: "AwaitSpareToken",
+      millis: 400,
+    })
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 500, 0, 500, 2_000), {
+      _tag: "Reserve",
+    })
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 0, 5, 2_000, 2_000), {
+      _tag: "Reserve",
+    })
   })
 })
 
@@ -101,24 +112,30 @@ describe("TokenBucket yielding calls", () => {
     }),
   )
 
-  it.effect("a yielding call goes once the last waiting take got its token, and takes its turn after it", () =>
-    Effect.gen(function* () {
-      const order: Array<string> = []
-      const got = tokenOrder(order)
-      const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 60_000)
-      yield* bucket.take
-      yield* got("reading", bucket.take)
-      const patch = yield* got("patch", bucket.takeYielding)
-      yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual(order, ["reading"])
-      // Nothing waits now: a reading that asks after the patch reserved its token comes after it.
-      yield* got("later-reading", bucket.take)
-      yield* TestClock.adjust("1 second")
-      yield* Fiber.join(patch)
-      assert.deepStrictEqual(order, ["reading", "patch"])
-      yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual(order, ["reading", "patch", "later-reading"])
-    }),
+  it.effect(
+    "a yielding call takes only a spare token: a take that asks before the next token is there goes first",
+    () =>
+      Effect.gen(function* () {
+        const order: Array<string> = []
+        const got = tokenOrder(order)
+        const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 60_000)
+        yield* bucket.take
+        yield* got("reading", bucket.take)
+        const patch = yield* got("patch", bucket.takeYielding)
+        yield* TestClock.adjust("1 second")
+        assert.deepStrictEqual(order, ["reading"])
+        // No take waits now, but the next token is a second away: a reading that asks meanwhile has it.
+        yield* TestClock.adjust("500 millis")
+        yield* got("later-reading", bucket.take)
+        yield* TestClock.adjust("500 millis")
+        assert.deepStrictEqual(order, ["reading", "later-reading"])
+        // Then nothing waits: the patch has the next token as soon as it is there.
+        yield* TestClock.adjust("999 millis")
+        assert.isUndefined(patch.pollUnsafe())
+        yield* TestClock.adjust("1 millis")
+        yield* Fiber.join(patch)
+        assert.deepStrictEqual(order, ["reading", "later-reading", "patch"])
+      }),
   )
 
   it.effect("a yielding call never starves: after the limit it takes its turn among takes that keep coming", () =>
