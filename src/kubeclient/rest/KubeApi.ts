@@ -81,8 +81,9 @@ const deadlineSlackMs = 1_000
  * The Kubernetes API as the receiver uses it: pages of pods and nodes, watches, exec sessions and patches
  * of node labels. Every
  * call takes a token from one QPS/BURST bucket first and has a deadline; watches and exec sockets are
- * closed when the scope that opened them closes. Node label patches yield: a patch takes a token only
- * once no other call waits for one, or once it has waited `labelPatchYieldLimitMs`, so readings come first.
+ * closed when the scope that opened them closes. Node label patches yield: a patch takes only a spare
+ * token, one that no other call waits for, or, once it has waited `labelPatchYieldLimitMs`, its turn
+ * among them; so readings come first and patches never starve.
  */
 export class KubeApi extends Context.Service<
   KubeApi,
