@@ -67,20 +67,52 @@ const lower = (text: string): string => text.toLowerCase()
 /** An empty key is no key: a GPU without a serial or chassis is not in that index. */
 const orUndefined = (key: string | undefined): string | undefined => (key === "" ? undefined : key)
 
+/** Names kept lower-cased at most: beyond it a name is lower-cased on its own, unshared. */
+const sharedNamesBound = 200_000
+
 /**
- * Lower-cased names shared by many GPUs (a node's, a chassis', a product's), kept once: a fleet has far
- * fewer of them than GPUs. Bounded; past the bound a name is lower-cased on its own.
+ * Lower-cased names shared by many GPUs (a node's, a chassis', a product's), kept once while a GPU of the
+ * view uses them: a fleet has far fewer of them than GPUs, and a churning one names new nodes all along,
+ * so a name goes with its last GPU. Bounded; past the bound a name is lower-cased on its own.
  */
 class SharedLower {
-  private readonly names = new Map<string, string>()
-  of(text: string): string {
+  private readonly names = new Map<string, { readonly lowered: string; users: number }>()
+
+  /** The name lower-cased, for one more GPU. */
+  hold(text: string): string {
     const known = this.names.get(text)
-    if (known !== undefined) return known
+    if (known !== undefined) {
+      known.users++
+      return known.lowered
+    }
     const lowered = lower(text)
-    if (this.names.size < 200_000) this.names.set(text, lowered)
+    if (this.names.size < sharedNamesBound) this.names.set(text, { lowered, users: 1 })
     return lowered
   }
+
+  /** One GPU fewer uses the name: forgotten with its last. */
+  release(text: string): void {
+    const known = this.names.get(text)
+    if (known === undefined) return
+    known.users--
+    if (known.users <= 0) this.names.delete(text)
+  }
+
+  clear(): void {
+    this.names.clear()
+  }
+
+  get size(): number {
+    return this.names.size
+  }
 }
+
+/** The names of a GPU that the view keeps lower-cased: its node's, its chassis', its product's. */
+const sharedNamesOf = (known: KnownGpu): readonly [string, string, string] => [
+  known.node,
+  chassisOf(known),
+  known.gpu.product ?? "",
+]
 
 /** The UUID as the prefix index keeps it: lower case, without `GPU-`. */
 export const uuidKey = (uuid: string): string => {
@@ -135,6 +167,11 @@ export class FleetView {
     this.since = now
   }
 
+  /** How many names (of nodes, chassis, products) the view keeps lower-cased for its GPUs. */
+  get sharedNames(): number {
+    return this.shared.size
+  }
+
   get eventCapacity(): number {
     return this.options.eventCapacity
   }
@@ -150,6 +187,7 @@ export class FleetView {
   /** Forgets every GPU and reading (a term ended; the next one loads its own). Events and histories stay. */
   clearInventory(): void {
     this.gpus.clear()
+    this.shared.clear()
     for (const index of [this.bySerial, this.byUuid, this.byNode, this.byChassis, this.order]) index.clear()
     this.nodeGpus.clear()
     this.readings.clear()
@@ -236,17 +274,18 @@ export class FleetView {
     const before = this.gpus.get(known.uuid)
     const since =
       before === undefined ? known.firstSeen : before.known.node === known.node ? before.since : known.lastSeen
-    const chassis = chassisOf(known)
+    const [node, chassis, product] = sharedNamesOf(known)
     const fields: FleetGpu = {
       known,
       since,
       order: orderKey(known),
       serialKey: lower(known.gpu.serial ?? ""),
       uuidKey: uuidKey(known.uuid),
-      nodeKey: this.shared.of(known.node),
-      chassisKey: this.shared.of(chassis),
-      productKey: this.shared.of(known.gpu.product ?? ""),
+      nodeKey: this.shared.hold(node),
+      chassisKey: this.shared.hold(chassis),
+      productKey: this.shared.hold(product),
     }
+    if (before !== undefined) for (const name of sharedNamesOf(before.known)) this.shared.release(name)
     // The indexes hear of the keys that change, before the entry does.
     const keys = [
       [this.bySerial, "serialKey"],
@@ -289,6 +328,7 @@ export class FleetView {
     this.order.changing(uuid, before.order)
     this.ordered = undefined
     this.gpus.delete(uuid)
+    for (const name of sharedNamesOf(before.known)) this.shared.release(name)
     this.leaveNode(before.known.node, uuid)
   }
 

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest"
+import { remove, upsert } from "../../src/domain/InventoryChange.ts"
+import { findGpus, type GpuQuery, parseGpuQuery } from "../../src/fleet/FleetQuery.ts"
 import { FleetView } from "../../src/fleet/FleetView.ts"
 import { eventOf, knownGpu, t0 } from "./FleetFixtures.ts"
 
@@ -24,5 +26,24 @@ describe("FleetView's history of what this process saw", () => {
     const known = knownGpu({ uuid: uuidOf(1), node: "node-1", index: 0 })
     for (let at = 0; at < 6; at++) view.record([eventOf(known, at === 0 ? "added" : "moved", minutes(at))])
     expect(view.history(uuidOf(1))?.entries).toHaveLength(6)
+  })
+})
+
+describe("FleetView's lower-cased names of nodes, chassis and products", () => {
+  it("forgets a node's name with its last GPU, so a churning fleet's new node names do not pile up", () => {
+    const view = new FleetView({ eventCapacity: 0 }, t0)
+    const steady = knownGpu({ uuid: uuidOf(0), node: "Steady-Node", index: 0, chassis: "CHASSIS-1" })
+    view.apply([upsert(steady)])
+    // Nodes join with new names and leave, as an autoscaled pool does; one GPU moves on the way.
+    for (let at = 1; at <= 500; at++) {
+      const joined = knownGpu({ uuid: uuidOf(at), node: `Node-${at}`, index: 0, product: `Model ${at % 7}` })
+      view.apply([upsert(joined)])
+      if (at % 2 === 0) view.apply([upsert({ ...joined, node: `Moved-${at}` })])
+      view.apply([remove(at % 2 === 0 ? { ...joined, node: `Moved-${at}` } : joined)])
+    }
+    // The steady GPU's node, chassis and product names only.
+    expect(view.sharedNames).toBe(3)
+    const byNode = parseGpuQuery(new URLSearchParams("node=steady-node")) as GpuQuery
+    expect(findGpus(view, byNode).items.map((entry) => entry.known.uuid)).toEqual([uuidOf(0)])
   })
 })
