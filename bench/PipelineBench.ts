@@ -8,6 +8,7 @@ import {
   cpuMillis,
   liveHeapMegabytes,
   peakRssMegabytes,
+  type ServiceProcess,
   serviceNodeFlags,
   startServiceProcess,
   stopServiceProcess,
@@ -50,9 +51,17 @@ const ratio = (value: number, goal: number): string => `${(value / goal).toFixed
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const waitUntil = async (condition: () => boolean, timeoutMs: number, what: string): Promise<void> => {
+/** Waits for `condition` while the service runs; its exit or the deadline fails the run. */
+const waitUntil = async (
+  service: ServiceProcess,
+  condition: () => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> => {
   const deadline = performance.now() + timeoutMs
   while (!condition()) {
+    if (service.child.exitCode !== null)
+      throw new Error(`the service exited (${service.child.exitCode}) while the bench waited for ${what}`)
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await sleep(20)
   }
@@ -150,12 +159,12 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
       const ready = timeToReady(service, port, syncTimeoutMs(scenario.nodes))
       ready.catch(() => undefined)
       const synced = scenario.nodes - probes.length
-      await waitUntil(() => firstRecord.size >= 1, syncTimeoutMs(scenario.nodes), "the first record")
+      await waitUntil(service, () => firstRecord.size >= 1, syncTimeoutMs(scenario.nodes), "the first record")
       // Again, for threads the service started after the first pinning.
       pinned = pinned && pinToCore(pid, measuredCore)
       const cpuAtFirst = cpuMillis(pid)
       const startedAt = Math.min(...firstRecord.values())
-      await waitUntil(() => firstRecord.size >= synced, syncTimeoutMs(scenario.nodes), "the initial sync")
+      await waitUntil(service, () => firstRecord.size >= synced, syncTimeoutMs(scenario.nodes), "the initial sync")
       const cpuSpent = cpuMillis(pid) - cpuAtFirst
       const countersAtLast = await simulator.counters()
       const finishedAt = Math.max(...firstRecord.values())
@@ -169,7 +178,7 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
 
       await sleep(1_000)
       const readyAt = await simulator.makeReady(probes, probesPerSecond)
-      await waitUntil(() => probes.every((node) => firstRecord.has(node)), 60_000, "the probe pods' records")
+      await waitUntil(service, () => probes.every((node) => firstRecord.has(node)), 60_000, "the probe pods' records")
       const latency = summarise(probes.map((node) => (firstRecord.get(node) ?? 0) - (readyAt[node] ?? 0)))
       const readingLatency = summarise(probes.map((node) => (firstReading.get(node) ?? 0) - (readyAt[node] ?? 0)))
       figures = {
