@@ -33,10 +33,12 @@ export type SimulatorCommand =
   | { readonly op: "stats" }
   | { readonly op: "ready"; readonly nodes: ReadonlyArray<string>; readonly perSecond: number }
 
-/** The API server's counters: requests (exec upgrades included) and execs run. */
+/** The API server's counters: requests (exec upgrades included), execs run, and TLS handshakes where it counts them. */
 export interface SimulatorCounters {
   readonly requests: number
   readonly execs: number
+  readonly tlsHandshakes?: number
+  readonly tlsResumed?: number
 }
 
 export interface ControlledSimulator {

@@ -35,11 +35,9 @@ answer(started)
 
 const obey = async (command: SimulatorCommand): Promise<void> => {
   switch (command.op) {
-    case "stats": {
-      const stats = cluster.stats()
-      answer({ requests: stats.requests, execs: stats.execs })
+    case "stats":
+      answer(cluster.stats())
       return
-    }
     case "ready": {
       const readyAtMs: Record<string, number> = {}
       for (const node of command.nodes) {

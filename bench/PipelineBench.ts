@@ -1,6 +1,6 @@
 import { loadavg } from "node:os"
 import { freePort } from "../src/health/FreePort.ts"
-import { startControlledSimulator } from "./ControlledSimulator.ts"
+import { type SimulatorCounters, startControlledSimulator } from "./ControlledSimulator.ts"
 import { measuredCore, pinToCore, simulatorCore } from "./CorePinning.ts"
 import { floorExecPaths, measureExecFloor } from "./ExecFloor.ts"
 import { median, minMedian, summarise } from "./Sampling.ts"
@@ -70,6 +70,21 @@ const waitUntil = async (
 /** Milliseconds since the epoch, as the simulator process stamps a pod's turn to Ready. */
 const nowMs = (): number => performance.timeOrigin + performance.now()
 
+/** Full and resumed TLS handshakes between two readings of the simulator's counters, where it counts them. */
+interface Handshakes {
+  readonly full: number
+  readonly resumed: number
+}
+
+const handshakesBetween = (before: SimulatorCounters, after: SimulatorCounters): Handshakes | undefined => {
+  if (after.tlsHandshakes === undefined || after.tlsResumed === undefined) return undefined
+  const resumed = after.tlsResumed - (before.tlsResumed ?? 0)
+  return { full: after.tlsHandshakes - (before.tlsHandshakes ?? 0) - resumed, resumed }
+}
+
+const handshakesText = (handshakes: Handshakes | undefined): string =>
+  handshakes === undefined ? "" : `; TLS handshakes (first run) ${handshakes.full} full + ${handshakes.resumed} resumed`
+
 /** What one run of a scenario measured. */
 interface PipelineFigures {
   readonly readingsPerSecond: number
@@ -82,6 +97,9 @@ interface PipelineFigures {
   readonly floorCpuPerExecMs: number
   readonly floorExecsPerSecond: number
   readonly floorFailures: number
+  /** TLS handshakes the API server completed for the service's sync and for the floor's execs. */
+  readonly handshakes: Handshakes | undefined
+  readonly floorHandshakes: Handshakes | undefined
   /** The machine's 1-minute load average at the end of the run: other work on the cores shows here. */
   readonly loadAverage: number
   readonly peakRssMegabytes: number
@@ -153,7 +171,7 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
     let pinned = simulator.pinned && pinToCore(pid, measuredCore)
     let figures: Omit<
       PipelineFigures,
-      "floorCpuPerExecMs" | "floorExecsPerSecond" | "floorFailures" | "loadAverage" | "transport"
+      "floorCpuPerExecMs" | "floorExecsPerSecond" | "floorFailures" | "floorHandshakes" | "loadAverage" | "transport"
     >
     try {
       const ready = timeToReady(service, port, syncTimeoutMs(scenario.nodes))
@@ -173,6 +191,7 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
       // Counted from the service's start: the lists and watches are a handful against a request per node.
       const execs = countersAtLast.execs - countersAtStart.execs
       const otherRequests = countersAtLast.requests - countersAtStart.requests - execs
+      const handshakes = handshakesBetween(countersAtStart, countersAtLast)
       const liveHeap = await liveHeapMegabytes(service)
       const readyMs = await ready
 
@@ -196,11 +215,13 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
         readingLatencyP99Ms: readingLatency.p99Ms,
         probes: latency.runs,
         pinned,
+        handshakes,
       }
     } finally {
       await stopServiceProcess(service)
     }
     const synced = new Set(cluster.pods.map((pod) => pod.node).filter((node) => !probes.includes(node)))
+    const countersBeforeFloor = await simulator.counters()
     const floor = await measureExecFloor({
       kubeconfigPath: cluster.kubeconfigPath,
       paths: floorExecPaths(cluster, synced),
@@ -212,6 +233,7 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
       pinned: figures.pinned && floor.pinned,
       floorCpuPerExecMs: floor.cpuPerExecMs,
       floorExecsPerSecond: floor.execs / floor.seconds,
+      floorHandshakes: handshakesBetween(countersBeforeFloor, await simulator.counters()),
       floorFailures: floor.failures,
       loadAverage: loadavg()[0] ?? 0,
       transport: `${floor.secure ? "https" : "http"}, ${floor.protocol}`,
@@ -264,10 +286,12 @@ export const pipelineBench = async (scenario: PipelineScenario, runs = 1): Promi
     `  initial sync: ${minMedian(all("readingsPerSecond"), 1)} readings/s, bound ${bound.toFixed(0)}/s → ${minMedian(ofBound, 2)} of the bound (goal ≥ ${boundGoal.toFixed(2)}); ` +
       `${minMedian(ofBoundLeft, 2)} of what the label patches leave of it`,
     `  API requests per reading: ${minMedian(all("execsPerReading"), 2)} execs + ${minMedian(all("otherRequestsPerReading"), 2)} others ` +
-      `(node-label patches, lists, watches), all from one QPS bucket → ${minMedian(tokensOfQps, 2)} of QPS`,
+      `(node-label patches, lists, watches), all from one QPS bucket → ${minMedian(tokensOfQps, 2)} of QPS` +
+      `${handshakesText(figures[0]?.handshakes)}`,
     `  service CPU: ${minMedian(all("cpuPerReadingMs"), 2)} ms per reading (goal ≤ ${cpuGoal} ms: ${ratio(median(all("cpuPerReadingMs")), cpuGoal)})`,
     `  floor (a bare exec client, same TLS and exec protocol, same execs, QPS and concurrency): ${minMedian(all("floorCpuPerExecMs"), 2)} ms CPU per exec, ` +
-      `${minMedian(all("floorExecsPerSecond"), 1)} execs/s${floorFailures > 0 ? ` (${floorFailures} exited non-zero)` : ""}; ` +
+      `${minMedian(all("floorExecsPerSecond"), 1)} execs/s${floorFailures > 0 ? ` (${floorFailures} exited non-zero)` : ""}` +
+      `${handshakesText(figures[0]?.floorHandshakes)}; ` +
       `service CPU per reading / floor CPU per exec: ${minMedian(toFloor, 1)}×`,
     `  service peak RSS: ${minMedian(all("peakRssMegabytes"), 0)} MB with ${scenario.nodes} device-plugin pods cached (goal ≤ ${rssGoal} MB: ${ratio(median(all("peakRssMegabytes")), rssGoal)})`,
     `  service live heap after a full GC at the end of the sync: ${minMedian(all("liveHeapMegabytes"), 0)} MB`,
