@@ -1,8 +1,17 @@
 import { StringDecoder } from "node:string_decoder"
 import * as Result from "effect/Result"
-import { SaxesParser, type SaxesTagPlain } from "saxes"
 import type { GpuFailure, NodeReading } from "../domain/NodeReading.ts"
 import { classifyFailureOutput } from "./FailureOutput.ts"
+import {
+  gpuChildDepth,
+  gpuElement,
+  longestName,
+  type RootField,
+  rootElementName,
+  rootFields,
+  type Section,
+  sectionSlots,
+} from "./KeptXmlElements.ts"
 import { availableValue, gpuConditionOf } from "./NotAvailable.ts"
 import {
   EmptyOutput,
@@ -18,6 +27,7 @@ import { preambleLineOf } from "./PreambleLine.ts"
 import type { ReportedGpu, ReportedGpuField } from "./ReportedGpu.ts"
 import { emptyReportedHealth, type ReportedHealthField } from "./ReportedHealth.ts"
 import { type ReportedReading, readingOf } from "./ReportedReading.ts"
+import { XmlScanner } from "./XmlScanner.ts"
 
 export const defaultMaxOutputBytes = 8 * 1024 * 1024
 
@@ -26,220 +36,14 @@ export interface XmlReadingParserOptions {
   readonly maxBytes?: number
 }
 
-type RootField = "driverVersion" | "kmdVersion" | "cudaVersion" | "cudaUmdVersion" | "attachedGpus"
-
-const rootElementName = "nvidia_smi_log"
-
-const rootFields: ReadonlyMap<string, RootField> = new Map([
-  ["driver_version", "driverVersion"],
-  ["kmd_version", "kmdVersion"],
-  ["cuda_version", "cudaVersion"],
-  ["cuda_umd_version", "cudaUmdVersion"],
-  ["attached_gpus", "attachedGpus"],
-])
-
-const legacyModuleIdElement = "gpu_module_id"
-
-/** Where a kept value goes: an identity field of the GPU, the module id of old drivers, or a health value. */
-type Kept =
-  | { readonly _tag: "gpu"; readonly key: ReportedGpuField }
-  | { readonly _tag: "legacy-module-id"; readonly key: string }
-  | { readonly _tag: "health"; readonly key: ReportedHealthField }
-
-/** An element of a `<gpu>` whose children are kept: the leaves whose text is read, and sections to descend into. */
-interface Section {
-  readonly _tag: "section"
-  /** Looked up for the children of a kept section only; the children of any other element are skipped. */
-  readonly children: ReadonlyMap<string, Kept | Section>
-  /**
-   * Whether a child's name may have this length: most children of a kept section are not kept, and a
-   * name's length rules most of them out before a lookup, which must first hash the name.
-   */
-  readonly nameLengths: Uint8Array
-}
-
-const longestName = 64
-
-const identity = (key: ReportedGpuField): Kept => ({ _tag: "gpu", key })
-const health = (key: ReportedHealthField): Kept => ({ _tag: "health", key })
-
-const section = (
-  leaves: ReadonlyArray<readonly [string, Kept]>,
-  sections: ReadonlyArray<readonly [string, Section]> = [],
-): Section => {
-  const children = new Map<string, Kept | Section>([...leaves, ...sections])
-  const nameLengths = new Uint8Array(longestName)
-  for (const name of children.keys()) {
-    if (name.length >= longestName)
-      throw new Error(`a kept element name is ${longestName} characters or longer: ${name}`)
-    nameLengths[name.length] = 1
-  }
-  return { _tag: "section", children, nameLengths }
-}
-
-const eccCounters = (scope: "volatile" | "aggregate"): Section =>
-  section(
-    [
-      ["sram_correctable", health(`${scope}SramCorrectable`)],
-      ["dram_correctable", health(`${scope}DramCorrectable`)],
-      ["sram_uncorrectable", health(`${scope}SramUncorrectable`)],
-      ["sram_uncorrectable_parity", health(`${scope}SramUncorrectableParity`)],
-      ["sram_uncorrectable_secded", health(`${scope}SramUncorrectableSecded`)],
-      ["dram_uncorrectable", health(`${scope}DramUncorrectable`)],
-    ],
-    [
-      // Before driver 510: `single_bit` and `double_bit` with a `total` each.
-      ["single_bit", section([["total", health(`${scope}Correctable`)]])],
-      ["double_bit", section([["total", health(`${scope}Uncorrectable`)]])],
-    ],
-  )
-
-const clockEventReasons = (prefix: string): Section =>
-  section([
-    [`${prefix}_hw_slowdown`, health("hwSlowdown")],
-    [`${prefix}_hw_thermal_slowdown`, health("hwThermalSlowdown")],
-    [`${prefix}_hw_power_brake_slowdown`, health("hwPowerBrakeSlowdown")],
-    [`${prefix}_sw_thermal_slowdown`, health("swThermalSlowdown")],
-  ])
-
-/** Every element of a `<gpu>` the reading keeps, as a tree: the identity and the health signals. */
-const gpuElement: Section = section(
-  [
-    ["product_name", identity("product")],
-    ["serial", identity("serial")],
-    ["uuid", identity("uuid")],
-    ["vbios_version", health("vbios")],
-    ["gpu_recovery_action", health("recoveryAction")],
-    [legacyModuleIdElement, { _tag: "legacy-module-id", key: legacyModuleIdElement }],
-  ],
-  [
-    [
-      "pci",
-      section(
-        [
-          ["pci_bus_id", identity("pciBusId")],
-          ["replay_counter", health("replays")],
-        ],
-        [
-          [
-            "pci_gpu_link_info",
-            section(
-              [],
-              [
-                [
-                  "pcie_gen",
-                  section([
-                    ["current_link_gen", health("linkGenCurrent")],
-                    ["max_link_gen", health("linkGenMax")],
-                  ]),
-                ],
-                [
-                  "link_widths",
-                  section([
-                    ["current_link_width", health("linkWidthCurrent")],
-                    ["max_link_width", health("linkWidthMax")],
-                  ]),
-                ],
-              ],
-            ),
-          ],
-        ],
-      ),
-    ],
-    ["mig_mode", section([["current_mig", identity("migMode")]])],
-    [
-      "platformInfo",
-      section([
-        ["chassis_serial_number", identity("chassisSerial")],
-        ["slot_number", identity("slotNumber")],
-        ["tray_index", identity("trayIndex")],
-        ["host_id", identity("hostId")],
-        ["peer_type", identity("peerType")],
-        ["module_id", identity("moduleId")],
-        ["gpu_fabric_guid", identity("fabricGuid")],
-      ]),
-    ],
-    [
-      "gpu_reset_status",
-      section([
-        ["reset_required", health("resetRequired")],
-        ["drain_and_reset_recommended", health("drainAndResetRecommended")],
-      ]),
-    ],
-    ["clocks_event_reasons", clockEventReasons("clocks_event_reason")],
-    ["clocks_throttle_reasons", clockEventReasons("clocks_throttle_reason")],
-    ["clocks_throttle", clockEventReasons("clocks_throttle_reason")],
-    ["ecc_mode", section([["current_ecc", health("eccMode")]])],
-    [
-      "ecc_errors",
-      section(
-        [],
-        [
-          ["volatile", eccCounters("volatile")],
-          ["aggregate", eccCounters("aggregate")],
-        ],
-      ),
-    ],
-    [
-      "retired_pages",
-      section(
-        [
-          ["pending_retirement", health("retiredPending")],
-          ["pending_blacklist", health("retiredPendingBlacklist")],
-        ],
-        [
-          ["multiple_single_bit_retirement", section([["retired_count", health("retiredSingleBit")]])],
-          ["double_bit_retirement", section([["retired_count", health("retiredDoubleBit")]])],
-        ],
-      ),
-    ],
-    [
-      "remapped_rows",
-      section([
-        ["remapped_row_corr", health("remappedCorrectable")],
-        ["remapped_row_unc", health("remappedUncorrectable")],
-        ["remapped_row_pending", health("remappedPending")],
-        ["remapped_row_failure", health("remappedFailure")],
-      ]),
-    ],
-    [
-      "fabric",
-      section(
-        [
-          ["state", health("fabricState")],
-          ["status", health("fabricStatus")],
-          ["cliqueId", health("fabricCliqueId")],
-          ["clusterUuid", health("fabricClusterUuid")],
-        ],
-        [["health", section([["summary", health("fabricSummary")]])]],
-      ),
-    ],
-  ],
-)
-
-/** Depth of a `<gpu>`'s children; the kept tree is no deeper than this plus four. */
-const gpuChildDepth = 2
-const sectionSlots = 8
-
 const retainedPreambleLength = 64 * 1024
 // Decoding in slices keeps each string below V8's large-object threshold, which is several times faster;
-// feeding the XML reader in slices lets it stop within one slice of a broken limit.
+// feeding the scanner in slices lets it stop within one slice of a broken limit.
 const decodeSliceBytes = 32 * 1024
 const textSliceLength = 32 * 1024
 const lessThan = 0x3c
 
 type Capture = "none" | "root" | "gpu" | "health" | "legacy-module-id"
-
-/**
- * What the XML reader holds of the piece it is reading. It builds a comment, a CDATA section or a
- * processing instruction made of its own delimiter characters one character at a time, which costs tens of
- * bytes per character, so the parser checks these after every slice and refuses a run past
- * `maxRunLength` (saxes 6 keeps them in these fields; the worst-input tests fail if that changes).
- */
-interface SaxesBuffers {
-  readonly text: string
-  readonly entity: string
-}
 
 interface GpuDraft {
   readonly reported: { -readonly [Field in ReportedGpuField]?: string }
@@ -256,16 +60,18 @@ interface GpuDraft {
  * failures of the reading; the GPUs in the document are still returned, each with its identity and its
  * health signals (the elements of `gpuElement`). A document that crosses one of `outputLimits` (nesting,
  * elements, attributes, value length, GPUs) is `malformed` from that point on, and nothing of an element
- * the reading does not use is kept.
+ * the reading does not use is kept: `XmlScanner` checks its well-formedness without cutting out its text.
  */
 export class XmlReadingParser {
   private readonly maxBytes: number
   private readonly decoder = new StringDecoder("utf8")
-  private readonly sax = new SaxesParser<{ xmlns: false; position: false }>({ xmlns: false, position: false })
+  private readonly scanner = new XmlScanner({
+    openElement: (name, depth, id) => this.openElement(name, depth, id),
+    closeElement: (depth) => this.closeElement(depth),
+    text: (piece) => this.collectText(piece),
+  })
   private receivedBytes = 0
   private inDocument = false
-  private closing = false
-  private rootClosed = false
   private failure: NvsmiError | undefined
   private outcome: Result.Result<NodeReading, NvsmiError> | undefined
 
@@ -274,9 +80,6 @@ export class XmlReadingParser {
   private unexpectedPreamble: string | undefined
   private readonly preambleFailures: Array<GpuFailure> = []
 
-  private depth = 0
-  private elements = 0
-  private attributes = 0
   private readonly root: { -readonly [Field in RootField]?: string } = {}
   private readonly gpus: Array<ReportedGpu> = []
   private gpu: GpuDraft | undefined
@@ -289,13 +92,6 @@ export class XmlReadingParser {
 
   constructor(options: XmlReadingParserOptions = {}) {
     this.maxBytes = options.maxBytes ?? defaultMaxOutputBytes
-    this.sax.on("opentagstart", this.startElement)
-    this.sax.on("attribute", this.countAttribute)
-    this.sax.on("opentag", this.openElement)
-    this.sax.on("closetag", this.closeElement)
-    this.sax.on("error", this.rejectDocument)
-    // A value given as a CDATA section is text, under the same limit; outside a kept value it is ignored.
-    this.sax.on("cdata", this.collectCdata)
   }
 
   write(chunk: Uint8Array | string): void {
@@ -332,8 +128,8 @@ export class XmlReadingParser {
     }
     if (this.failure === undefined) {
       if (this.inDocument) {
-        this.closing = true
-        this.sax.close()
+        this.scanner.end()
+        this.rejectDocument()
       } else {
         this.failure = this.missingDocument()
       }
@@ -417,18 +213,9 @@ export class XmlReadingParser {
     this.feedDocument(text)
   }
 
-  /** Feeds one slice to the XML reader and refuses a piece it holds that has grown past the run limit. */
   private feedDocument(text: string): void {
-    this.sax.write(text)
-    if (this.failure !== undefined) return
-    const held = this.sax as unknown as SaxesBuffers
-    if (this.capture !== "none" && this.captured.length + held.text.length > outputLimits.maxValueLength) {
-      this.fail(`the value of ${this.captureKey} is longer than ${outputLimits.maxValueLength} characters`)
-    } else if (held.text.length > outputLimits.maxRunLength || held.entity.length > outputLimits.maxRunLength) {
-      this.fail(
-        `a text, comment, CDATA section, processing instruction, doctype or attribute value is longer than ${outputLimits.maxRunLength} characters`,
-      )
-    }
+    this.scanner.write(text)
+    this.rejectDocument()
   }
 
   private missingDocument(): NvsmiError {
@@ -448,38 +235,17 @@ export class XmlReadingParser {
     )
   }
 
-  private readonly startElement = (): void => {
-    this.attributes = 0
-    if (this.failure === undefined && ++this.elements > outputLimits.maxElements) {
-      this.fail(`the document has more than ${outputLimits.maxElements} elements`)
-    }
-  }
-
-  private readonly countAttribute = (): void => {
-    if (this.failure === undefined && ++this.attributes > outputLimits.maxAttributes) {
-      this.fail(`an element has more than ${outputLimits.maxAttributes} attributes`)
-    }
-  }
-
-  private readonly openElement = (tag: SaxesTagPlain): void => {
-    if (this.failure !== undefined) {
-      return
-    }
-    const depth = this.depth++
-    if (this.depth > outputLimits.maxDepth) {
-      this.fail(`elements nest deeper than ${outputLimits.maxDepth} levels`)
-      return
-    }
-    const name = tag.name
+  private openElement(name: string, depth: number, id: string | undefined): void {
     if (depth === 0) {
       if (name !== rootElementName) {
         this.failure = new NotNvidiaSmiOutput({ excerpt: outputExcerpt(`<${name}>`) })
+        this.release()
       }
       return
     }
     if (depth === 1) {
       if (name === "gpu") {
-        this.openGpu(tag.attributes.id)
+        this.openGpu(id)
         return
       }
       const field = rootFields.get(name)
@@ -511,11 +277,7 @@ export class XmlReadingParser {
     }
   }
 
-  private readonly closeElement = (): void => {
-    if (this.failure !== undefined) {
-      return
-    }
-    const depth = --this.depth
+  private closeElement(depth: number): void {
     if (this.capture !== "none" && depth === this.captureDepth) {
       this.finishCapture()
     }
@@ -526,8 +288,6 @@ export class XmlReadingParser {
     } else if (depth === 1 && this.gpu !== undefined) {
       this.gpus.push(completeGpu(this.gpu))
       this.gpu = undefined
-    } else if (depth === 0) {
-      this.rootClosed = true
     }
   }
 
@@ -541,19 +301,11 @@ export class XmlReadingParser {
     }
   }
 
-  private readonly collectText = (text: string): void => {
-    if (this.failure !== undefined) {
-      return
-    }
-    this.captured += text
+  /** Text of the value being kept (a CDATA section in it too), under the same limit. */
+  private collectText(piece: string): void {
+    this.captured += piece
     if (this.captured.length > outputLimits.maxValueLength) {
       this.fail(`the value of ${this.captureKey} is longer than ${outputLimits.maxValueLength} characters`)
-    }
-  }
-
-  private readonly collectCdata = (text: string): void => {
-    if (this.capture !== "none") {
-      this.collectText(text)
     }
   }
 
@@ -562,12 +314,16 @@ export class XmlReadingParser {
     this.release()
   }
 
-  private readonly rejectDocument = (error: Error): void => {
-    if (this.failure !== undefined) {
-      return
+  /** Takes the scanner's verdict: output that is not well-formed, or that ends before its root element does. */
+  private rejectDocument(): void {
+    if (this.failure !== undefined) return
+    const { problem, truncation } = this.scanner
+    if (problem !== undefined) {
+      this.failure = new MalformedOutput({ detail: outputExcerpt(problem) })
+    } else if (truncation !== undefined) {
+      this.failure = new TruncatedOutput({ detail: outputExcerpt(truncation) })
     }
-    const detail = outputExcerpt(error.message)
-    this.failure = this.closing && !this.rootClosed ? new TruncatedOutput({ detail }) : new MalformedOutput({ detail })
+    if (this.failure !== undefined) this.release()
   }
 
   private startCapture(capture: Capture, key: string, depth: number): void {
@@ -575,12 +331,12 @@ export class XmlReadingParser {
     this.captureKey = key
     this.captureDepth = depth
     this.captured = ""
-    // Text is reported only while a value is kept: the XML reader then skips the whitespace between elements.
-    this.sax.on("text", this.collectText)
+    // Text is cut out only while a value is kept: the scanner checks the rest without making strings of it.
+    this.scanner.capturing = true
   }
 
   private finishCapture(): void {
-    this.sax.off("text")
+    this.scanner.capturing = false
     const value = this.captured
     const key = this.captureKey
     this.captured = ""
@@ -624,6 +380,7 @@ export class XmlReadingParser {
   }
 
   private release(): void {
+    this.scanner.stop()
     this.pendingLine = ""
     this.retainedPreamble = ""
     this.captured = ""
