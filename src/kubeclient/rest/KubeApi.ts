@@ -82,8 +82,8 @@ const deadlineSlackMs = 1_000
  * of node labels. Every
  * call takes a token from one QPS/BURST bucket first and has a deadline; watches and exec sockets are
  * closed when the scope that opened them closes. Node label patches yield: a patch takes only a spare
- * token, one that no other call waits for, or, once it has waited `labelPatchYieldLimitMs`, its turn
- * among them; so readings come first and patches never starve.
+ * token, one that no other call waits for nor a reading queued to come, or, once it has waited
+ * `labelPatchYieldLimitMs`, its turn among them; so readings come first and patches never starve.
  */
 export class KubeApi extends Context.Service<
   KubeApi,
@@ -111,9 +111,14 @@ export class KubeApi extends Context.Service<
     /**
      * Merges `labels` into the node's `metadata.labels` (a JSON merge patch without resourceVersion, so it
      * never conflicts): a value sets a label, `null` removes it, other labels stay as they are. Answers
-     * the node's resourceVersion after the patch.
+     * the node's resourceVersion after the patch. It yields its token to the other calls waiting for one
+     * and, while `readingsQueued` answers more than 0, to the readings queued to come.
      */
-    readonly patchNodeLabels: (node: string, labels: LabelPatch) => Effect.Effect<string, KubeApiError>
+    readonly patchNodeLabels: (
+      node: string,
+      labels: LabelPatch,
+      readingsQueued?: () => number,
+    ) => Effect.Effect<string, KubeApiError>
     /** Node label patches waiting for a token, behind the other calls. */
     readonly labelPatchesWaiting: () => number
     /** Opens the exec session; the socket is terminated when the scope closes. */
@@ -188,7 +193,7 @@ export class KubeApi extends Context.Service<
       const listResourceSlices = (version: ResourceSliceVersion, fieldSelector: string, page: ListPage) =>
         list("list resourceslices", resourceSlicesPath(version), { fieldSelector }, page)
 
-      const patchNodeLabels = (node: string, labels: LabelPatch) =>
+      const patchNodeLabels = (node: string, labels: LabelPatch, readingsQueued: () => number = noneQueued) =>
         call(
           "patch node",
           {
@@ -197,7 +202,7 @@ export class KubeApi extends Context.Service<
             contentType: "application/merge-patch+json",
             body: JSON.stringify({ metadata: { labels } }),
           },
-          bucket.takeYielding,
+          bucket.takeYielding(readingsQueued),
         ).pipe(Effect.map(resourceVersionOf))
 
       const watch = Effect.fnUntraced(function* (
@@ -274,6 +279,8 @@ export class KubeApi extends Context.Service<
       })
     })
 }
+
+const noneQueued = (): number => 0
 
 /** A watch that sends nothing, not even a bookmark, for this long ends; it is resumed from its last resourceVersion. */
 export const defaultWatchInactivityMs = 30_000

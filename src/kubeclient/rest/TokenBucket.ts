@@ -45,23 +45,33 @@ export const returnToken = (state: TokenBucketState, rate: TokenRate): TokenBuck
 export type YieldingTurn =
   | { readonly _tag: "Reserve" }
   | { readonly _tag: "YieldToWaiting" }
+  | { readonly _tag: "YieldToQueued"; readonly millis: number }
   | { readonly _tag: "AwaitSpareToken"; readonly millis: number }
 
+/** Who a yielding call lets go first: callers of `take` waiting for a token, and calls queued to come. */
+export interface YieldedTo {
+  readonly waiting: number
+  /** Calls its caller has queued that will ask for tokens (pods waiting to be read). */
+  readonly queued: number
+}
+
 /**
- * The turn of a call that yields to the callers of `take` at `nowMillis`: it reserves a token once one is
- * spare (there now, and no `take` waits for one), or once it has yielded for `yieldLimitMillis`, so that it
- * never starves; until then it waits while `take`s wait, or until the next token is due.
+ * The turn of a call that yields at `nowMillis`: it reserves a token once one is spare (there now, no
+ * `take` waits for one and no call is queued to come), or once it has yielded for `yieldLimitMillis`, so
+ * that it never starves; until then it waits while `take`s wait, looks again a token's time later while
+ * calls are queued, or waits until the next token is due.
  */
 export const yieldingTurn = (
   state: TokenBucketState,
   rate: TokenRate,
   nowMillis: number,
-  firstInLineWaiting: number,
+  yieldedTo: YieldedTo,
   yieldedMillis: number,
   yieldLimitMillis: number,
 ): YieldingTurn => {
   if (yieldedMillis >= yieldLimitMillis) return { _tag: "Reserve" }
-  if (firstInLineWaiting > 0) return { _tag: "YieldToWaiting" }
+  if (yieldedTo.waiting > 0) return { _tag: "YieldToWaiting" }
+  if (yieldedTo.queued > 0) return { _tag: "YieldToQueued", millis: Math.max(1, Math.ceil(1000 / rate.qps)) }
   const elapsed = Math.max(0, nowMillis - state.atMillis)
   const tokens = Math.min(rate.burst, state.tokens + (elapsed * rate.qps) / 1000)
   if (tokens >= 1) return { _tag: "Reserve" }
@@ -75,16 +85,17 @@ export const defaultYieldLimitMs = 2_000
 /**
  * One token bucket shared by every Kubernetes API call, client-go's (`qps`, `burst`, tokens in the order
  * they are asked for), with one call class that yields: `takeYielding` takes only spare tokens, those no
- * `take` waits for, for `yieldLimitMs` at most.
+ * `take` waits for nor a call queued to come, for `yieldLimitMs` at most.
  */
 export interface TokenBucket {
   /** Waits for a token, in the order of asking. */
   readonly take: Effect.Effect<void>
   /**
-   * Waits for a spare token (one no `take` waits for) and takes it; after `yieldLimitMs` it reserves a
-   * token as `take` does, behind the `take`s waiting then, and waits for it.
+   * Waits for a spare token (one no `take` waits for, while `queued()` says no call is queued to come) and
+   * takes it; after `yieldLimitMs` it reserves a token as `take` does, behind the `take`s waiting then,
+   * and waits for it.
    */
-  readonly takeYielding: Effect.Effect<void>
+  readonly takeYielding: (queued: () => number) => Effect.Effect<void>
   /** Calls in `takeYielding` that have not got their token yet. */
   readonly yieldingCalls: () => number
 }
@@ -134,11 +145,12 @@ export const make = (rate: TokenRate, yieldLimitMs: number = defaultYieldLimitMs
     )
 
     /** Yields until the turn of a yielding call to reserve its token. */
-    const awaitTurn = Effect.gen(function* () {
+    const awaitTurn = Effect.fnUntraced(function* (queued: () => number) {
       const since = yield* Clock.currentTimeMillis
       while (true) {
         const now = yield* Clock.currentTimeMillis
-        const turn = yieldingTurn(state, rate, now, firstInLineWaiting, now - since, yieldLimitMs)
+        const yieldedTo = { waiting: firstInLineWaiting, queued: queued() }
+        const turn = yieldingTurn(state, rate, now, yieldedTo, now - since, yieldLimitMs)
         const left = Duration.millis(Math.max(1, since + yieldLimitMs - now))
         switch (turn._tag) {
           case "Reserve":
@@ -146,6 +158,7 @@ export const make = (rate: TokenRate, yieldLimitMs: number = defaultYieldLimitMs
           case "YieldToWaiting":
             yield* Effect.timeoutOption(noneWaiting.await, left)
             break
+          case "YieldToQueued":
           case "AwaitSpareToken":
             yield* Effect.sleep(Duration.min(Duration.millis(turn.millis), left))
             break
@@ -153,14 +166,15 @@ export const make = (rate: TokenRate, yieldLimitMs: number = defaultYieldLimitMs
       }
     })
 
-    const takeYielding = Effect.uninterruptibleMask((restore) =>
-      Effect.sync(() => (yielding += 1)).pipe(
-        Effect.andThen(restore(awaitTurn)),
-        Effect.andThen(Effect.clockWith((clock) => Effect.sync(() => reserveAt(clock.currentTimeMillisUnsafe())))),
-        Effect.flatMap((waitMillis) => (waitMillis > 0 ? restore(waitForToken(waitMillis)) : Effect.void)),
-        Effect.ensuring(Effect.sync(() => (yielding -= 1))),
-      ),
-    )
+    const takeYielding = (queued: () => number) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.sync(() => (yielding += 1)).pipe(
+          Effect.andThen(restore(awaitTurn(queued))),
+          Effect.andThen(Effect.clockWith((clock) => Effect.sync(() => reserveAt(clock.currentTimeMillisUnsafe())))),
+          Effect.flatMap((waitMillis) => (waitMillis > 0 ? restore(waitForToken(waitMillis)) : Effect.void)),
+          Effect.ensuring(Effect.sync(() => (yielding -= 1))),
+        ),
+      )
 
     return { take, takeYielding, yieldingCalls: () => yielding }
   })

@@ -102,7 +102,7 @@ export const start = Effect.fnUntraced(function* (
       labeller === undefined ? nodeChanged(change) : Effect.andThen(labeller.nodeChanged(change), nodeChanged(change)),
     labeller === undefined ? undefined : config.nodeLabels.prefix,
   )
-  if (labeller !== undefined) yield* labeller.start(nodes)
+  if (labeller !== undefined) yield* labeller.start(nodes, queue.depth)
 
   const podGone = Effect.fnUntraced(function* (pod: DevicePluginPod) {
     reader.forget(pod.nodeName)

@@ -4,6 +4,8 @@ import { TestClock } from "effect/testing"
 import * as TokenBucket from "../../../src/kubeclient/rest/TokenBucket.ts"
 
 const rate = { qps: 2, burst: 3 }
+const idle = { waiting: 0, queued: 0 }
+const noneQueued = () => 0
 
 describe("TokenBucket", () => {
   it("reserves the burst at once, then one token per 1/qps seconds", () => {
@@ -60,18 +62,27 @@ describe("TokenBucket", () => {
   it("a yielding call reserves a spare token, one no take waits for, or any once it has yielded for the limit", () => {
     const empty = TokenBucket.reserveToken(TokenBucket.fullBucket({ qps: 2, burst: 1 }, 0), { qps: 2, burst: 1 }, 0)[1]
     const full = TokenBucket.fullBucket(rate, 0)
-    assert.deepStrictEqual(TokenBucket.yieldingTurn(full, rate, 0, 0, 0, 2_000), { _tag: "Reserve" })
-    assert.deepStrictEqual(TokenBucket.yieldingTurn(full, rate, 0, 1, 1_999, 2_000), { _tag: "YieldToWaiting" })
-    assert.deepStrictEqual(TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 100, 0, 100, 2_000), {
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(full, rate, 0, idle, 0, 2_000), { _tag: "Reserve" })
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(full, rate, 0, { waiting: 1, queued: 0 }, 1_999, 2_000), {
+      _tag: "YieldToWaiting",
+    })
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(full, rate, 0, { waiting: 0, queued: 7 }, 1_999, 2_000), {
+      _tag: "YieldToQueued",
+      millis: 500,
+    })
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 100, idle, 100, 2_000), {
       _tag: "AwaitSpareToken",
       millis: 400,
     })
-    assert.deepStrictEqual(TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 500, 0, 500, 2_000), {
+    assert.deepStrictEqual(TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 500, idle, 500, 2_000), {
       _tag: "Reserve",
     })
-    assert.deepStrictEqual(TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 0, 5, 2_000, 2_000), {
-      _tag: "Reserve",
-    })
+    assert.deepStrictEqual(
+      TokenBucket.yieldingTurn(empty, { qps: 2, burst: 1 }, 0, { waiting: 5, queued: 9 }, 2_000, 2_000),
+      {
+        _tag: "Reserve",
+      },
+    )
   })
 })
 
@@ -87,7 +98,7 @@ describe("TokenBucket yielding calls", () => {
       const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 60_000)
       yield* bucket.take
       yield* got("reading-1", bucket.take)
-      const patch = yield* got("patch", bucket.takeYielding)
+      const patch = yield* got("patch", bucket.takeYielding(noneQueued))
       yield* got("reading-2", bucket.take)
       yield* got("reading-3", bucket.take)
       yield* TestClock.adjust("1 millis")
@@ -102,9 +113,9 @@ describe("TokenBucket yielding calls", () => {
   it.effect("a yielding call takes a token at once while no take waits, within the burst", () =>
     Effect.gen(function* () {
       const bucket = yield* TokenBucket.make({ qps: 1, burst: 2 }, 60_000)
-      yield* bucket.takeYielding
-      yield* bucket.takeYielding
-      const third = yield* Effect.forkChild(bucket.takeYielding)
+      yield* bucket.takeYielding(noneQueued)
+      yield* bucket.takeYielding(noneQueued)
+      const third = yield* Effect.forkChild(bucket.takeYielding(noneQueued))
       yield* TestClock.adjust("999 millis")
       assert.isUndefined(third.pollUnsafe())
       yield* TestClock.adjust("1 millis")
@@ -121,7 +132,7 @@ describe("TokenBucket yielding calls", () => {
         const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 60_000)
         yield* bucket.take
         yield* got("reading", bucket.take)
-        const patch = yield* got("patch", bucket.takeYielding)
+        const patch = yield* got("patch", bucket.takeYielding(noneQueued))
         yield* TestClock.adjust("1 second")
         assert.deepStrictEqual(order, ["reading"])
         // No take waits now, but the next token is a second away: a reading that asks meanwhile has it.
@@ -138,6 +149,21 @@ describe("TokenBucket yielding calls", () => {
       }),
   )
 
+  it.effect("a yielding call lets the calls queued to come go first, looking again a token's time later", () =>
+    Effect.gen(function* () {
+      const bucket = yield* TokenBucket.make({ qps: 10, burst: 5 }, 2_000)
+      let queued = 3
+      const patch = yield* Effect.forkChild(bucket.takeYielding(() => queued))
+      // Tokens are there and nothing waits for one, but pods wait to be read: the patch leaves them the tokens.
+      yield* TestClock.adjust("1 second")
+      assert.isUndefined(patch.pollUnsafe())
+      queued = 0
+      yield* TestClock.adjust("100 millis")
+      yield* Fiber.join(patch)
+      assert.strictEqual(bucket.yieldingCalls(), 0)
+    }),
+  )
+
   it.effect("a yielding call never starves: after the limit it takes its turn among takes that keep coming", () =>
     Effect.gen(function* () {
       const order: Array<string> = []
@@ -147,7 +173,7 @@ describe("TokenBucket yielding calls", () => {
       // Ten readers that keep asking for the next token: some take always waits.
       const reader = (name: string) => got(name, Effect.forever(bucket.take))
       for (let worker = 0; worker < 10; worker++) yield* reader(`reader-${worker}`)
-      const patch = yield* got("patch", bucket.takeYielding)
+      const patch = yield* got("patch", bucket.takeYielding(noneQueued))
       yield* TestClock.adjust("1999 millis")
       assert.isUndefined(patch.pollUnsafe())
       assert.strictEqual(bucket.yieldingCalls(), 1)
@@ -166,8 +192,8 @@ describe("TokenBucket yielding calls", () => {
       const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 60_000)
       yield* bucket.take
       const reading = yield* Effect.forkChild(bucket.take)
-      const first = yield* Effect.forkChild(bucket.takeYielding)
-      const second = yield* Effect.forkChild(bucket.takeYielding)
+      const first = yield* Effect.forkChild(bucket.takeYielding(noneQueued))
+      const second = yield* Effect.forkChild(bucket.takeYielding(noneQueued))
       yield* TestClock.adjust("1 millis")
       assert.strictEqual(bucket.yieldingCalls(), 2)
       yield* Fiber.interrupt(first)

@@ -107,10 +107,10 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
     const callsThrough: Array<{ readonly call: "exec" | "patch"; readonly name: string }> = []
     const recordingApi = KubeApi.of({
       ...api,
-      patchNodeLabels: (node, labels) =>
+      patchNodeLabels: (node, labels, readingsQueued) =>
         Effect.suspend(() => {
           labelPatches.push({ node, labels })
-          return api.patchNodeLabels(node, labels)
+          return api.patchNodeLabels(node, labels, readingsQueued)
         }).pipe(Effect.tap(() => Effect.sync(() => callsThrough.push({ call: "patch", name: node })))),
       exec: (call) =>
         Effect.suspend(() => {

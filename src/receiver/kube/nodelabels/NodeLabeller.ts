@@ -46,9 +46,10 @@ export interface NodeLabeller {
   readonly nodeChanged: (change: CacheChange<ClusterNode>) => Effect.Effect<void>
   /**
    * Follows the inventory feed and labels nodes until the scope the labeller was made in closes;
-   * labelling starts once `nodes` listed.
+   * labelling starts once `nodes` listed. Its patches let the readings go first: those waiting for a QPS
+   * token and, for 2 s at most, the `readingsQueued()` pods waiting to be read.
    */
-  readonly start: (nodes: ResourceInformer<ClusterNode>) => Effect.Effect<void>
+  readonly start: (nodes: ResourceInformer<ClusterNode>, readingsQueued: () => number) => Effect.Effect<void>
 }
 
 /**
@@ -191,7 +192,7 @@ export const make = (
       )
     })
 
-    const label = (nodes: ResourceInformer<ClusterNode>) =>
+    const label = (nodes: ResourceInformer<ClusterNode>, readingsQueued: () => number) =>
       Effect.fn("NodeLabeller.label")(function* (name: string) {
         const node = nodes.get(name)
         if (node === undefined) {
@@ -206,7 +207,7 @@ export const make = (
           yield* queue.forget(name)
           return
         }
-        const outcome = yield* Effect.result(api.patchNodeLabels(name, patch))
+        const outcome = yield* Effect.result(api.patchNodeLabels(name, patch, readingsQueued))
         if (Result.isFailure(outcome)) return yield* patchFailed(name, outcome.failure)
         yield* metrics.nodeLabelPatched("ok")
         lastAttempts?.delete(name)
@@ -220,7 +221,7 @@ export const make = (
         }
       })
 
-    const start = (nodes: ResourceInformer<ClusterNode>): Effect.Effect<void> =>
+    const start = (nodes: ResourceInformer<ClusterNode>, readingsQueued: () => number): Effect.Effect<void> =>
       Effect.gen(function* () {
         informer = nodes
         yield* feed.take.pipe(
@@ -229,7 +230,7 @@ export const make = (
           Effect.catchIf(Cause.isDone, () => Deferred.succeed(feedEnded, undefined)),
           FiberSet.run(running),
         )
-        const labelNode = label(nodes)
+        const labelNode = label(nodes, readingsQueued)
         const labelSafely = (name: string) =>
           labelNode(name).pipe(
             Effect.catchDefect((defect) =>

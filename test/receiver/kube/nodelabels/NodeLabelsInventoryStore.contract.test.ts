@@ -55,7 +55,8 @@ const labelling = (cluster: SimulatedCluster, feed: InventoryFeed["Service"]) =>
         labeller.nodeChanged,
         prefix,
       )
-      yield* labeller.start(nodes)
+      // Only the labeller here: no pods wait to be read.
+      yield* labeller.start(nodes, () => 0)
       // A run that stops before the nodes listed writes nothing, by design; the scenarios' runs are short.
       yield* nodes.synced
     }).pipe(
