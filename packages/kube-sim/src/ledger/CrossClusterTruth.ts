@@ -140,7 +140,8 @@ export class CrossClusterTruth {
       for (const stay of history.stays) stays.push({ ...stay, cluster })
     }
     if (serial === undefined) return undefined
-    stays.sort((a, b) => a.from - b.from)
+    // A board may leave and come back within one millisecond: of stays starting together, the one that ended comes first.
+    stays.sort((a, b) => a.from - b.from || (a.to ?? Number.POSITIVE_INFINITY) - (b.to ?? Number.POSITIVE_INFINITY))
     return { uuid, serial, stays }
   }
 

@@ -88,6 +88,22 @@ describe("the truth of moves between clusters", () => {
     ).toEqual(["degraded"])
   })
 
+  it("orders the stays of a board that left and came back within one millisecond", () => {
+    const truth = CrossClusterTruth.of([
+      { cluster: "b", entries: [arrived(1, 100, "x", "a", 1), departed(2, 100, "x", "n", "a", 2)] },
+      {
+        cluster: "a",
+        entries: [placed(1, 0, "x", "m"), departed(2, 100, "x", "m", "b", 1), arrived(3, 100, "x", "b", 2)],
+      },
+    ])
+    expect(truth.moves().map((move) => move.swap)).toEqual([1, 2])
+    expect(truth.history("x")?.stays.map((stay) => [stay.cluster, stay.from, stay.to])).toEqual([
+      ["a", 0, 100],
+      ["b", 100, 100],
+      ["a", 100, undefined],
+    ])
+  })
+
   it("reads both ends from ledger lines and names a line missing the swap", () => {
     const line = JSON.stringify(departed(1, 0, "x", "m", "b", 4))
     expect(parseLedger(line)).toEqual([departed(1, 0, "x", "m", "b", 4)])
