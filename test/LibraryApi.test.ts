@@ -14,7 +14,7 @@ describe("the library API", () => {
     )
     expect(record).toMatchObject({ gpu: "0652923034028", schema: gpuSerials.recordSchema, machine: "na" })
     expect(gpuSerials.builtinComponents.exporters?.map((factory) => factory.type)).toContain("stdout")
-    expect(gpuSerials.builtinComponents.receivers?.map((factory) => factory.type)).toEqual(["kube_exec"])
+    expect(gpuSerials.builtinComponents.receivers?.map((factory) => factory.type)).toEqual(["kube_exec", "nats"])
   })
 
   it("loads the service's configuration from a config object, as an embedding program (or the demo) does", async () => {

@@ -36,7 +36,7 @@ export const tlsSettings = (options: {
   const setting = (key: "ca" | "cert" | "key", noun: string, description: string): Setting<string> => ({
     key: `tls.${key}`,
     env: `${options.prefix}_TLS_${key.toUpperCase()}`,
-    flag: `--${options.prefix.toLowerCase()}-tls-${key}`,
+    flag: `--${options.prefix.toLowerCase().replaceAll("_", "-")}-tls-${key}`,
     type: stringType,
     secret: "none",
     label: `${options.label} TLS ${noun}`,

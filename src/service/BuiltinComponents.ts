@@ -4,10 +4,12 @@ import { otlpSettings } from "../exporter/otlp/OtlpConfig.ts"
 import { postgresSettings } from "../exporter/postgres/PostgresConfig.ts"
 import * as StdoutExporter from "../exporter/stdout/StdoutExporter.ts"
 import { exporterKeptStore } from "../pipeline/InventoryStore.ts"
+import { factory as fleetFactory } from "../processor/fleet/FleetProcessor.ts"
 import { factory as inventoryFactory } from "../processor/inventory/InventoryProcessor.ts"
 import * as MemoryInventoryStore from "../processor/inventory/MemoryInventoryStore.ts"
 import { kubeExecSettings } from "../receiver/kube/KubeExecConfig.ts"
 import { nodeLabelsStore } from "../receiver/kube/nodelabels/NodeLabelsStoreKeeper.ts"
+import { hubNatsSettings } from "../receiver/nats/HubNatsConfig.ts"
 import { ComponentRegistry } from "./ComponentRegistry.ts"
 import type { Distribution } from "./Distribution.ts"
 import { onDemand, onDemandElector, onDemandStore } from "./OnDemandFactory.ts"
@@ -26,8 +28,15 @@ export const builtinComponents: Distribution = {
       ...onDemand({ kind: "receiver", type: "kube_exec", settings: kubeExecSettings }, kubeExec),
       elector: onDemandElector(kubeExec),
     },
+    {
+      // A hub's receiver: the hub stream that sources every cluster's; it pairs with the fleet processor.
+      ...onDemand({ kind: "receiver", type: "nats", settings: hubNatsSettings }, () =>
+        import("../receiver/nats/HubNatsReceiver.ts").then((module) => module.factory),
+      ),
+      observes: "cluster",
+    },
   ],
-  processors: [inventoryFactory],
+  processors: [inventoryFactory, fleetFactory],
   exporters: [
     StdoutExporter.factory,
     onDemand({ kind: "exporter", type: "otlp", settings: otlpSettings }, () =>

@@ -104,8 +104,8 @@ describe("keys", () => {
     expect(
       problemsOf({ file: lines("cluster: { name: c }", "receivers: { otlp: {} }", "processors: { batch: {} }") }),
     ).toEqual([
-      { key: "processors.batch", message: 'unknown processor type "batch" (known: inventory)' },
-      { key: "receivers.otlp", message: 'unknown receiver type "otlp" (known: kube_exec)' },
+      { key: "processors.batch", message: 'unknown processor type "batch" (known: inventory, fleet)' },
+      { key: "receivers.otlp", message: 'unknown receiver type "otlp" (known: kube_exec, nats)' },
     ])
   })
 
@@ -168,14 +168,14 @@ describe("pipelines", () => {
     ])
   })
 
-  it("must name the kube_exec receiver and the inventory processor, defined", () => {
+  it("must name a receiver and a processor of the build, defined", () => {
     const file = lines(
       "cluster: { name: c }",
       "exporters: { stdout: }",
       "service: { pipelines: { gpus: { receivers: [kube_exec], processors: [], exporters: [stdout] } } }",
     )
     expect(problemsOf({ file })).toEqual([
-      { key: "service.pipelines.gpus.processors", message: 'pipeline "gpus" needs the inventory processor' },
+      { key: "service.pipelines.gpus.processors", message: 'pipeline "gpus" needs the inventory or fleet processor' },
       {
         key: "service.pipelines.gpus.receivers",
         message: 'receiver "kube_exec" is used in pipeline "gpus" but not defined',

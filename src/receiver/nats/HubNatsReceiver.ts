@@ -1,0 +1,258 @@
+import {
+  AckPolicy,
+  type Consumer,
+  DeliverPolicy,
+  type JetStreamManager,
+  type JsMsg,
+  jetstreamManager,
+} from "@nats-io/jetstream"
+import { type KV, Kvm } from "@nats-io/kv"
+import { nanos } from "@nats-io/transport-node"
+import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import type { ComponentFactory, CreateSettings, Health } from "../../component/Component.ts"
+import { ComponentStartError } from "../../component/ComponentStartError.ts"
+import { type ComponentSettings, configuredBy } from "../../config/ComponentSettings.ts"
+import type { Acknowledge, ClusterObservation } from "../../domain/ClusterObservation.ts"
+import type { GpuRecord } from "../../domain/GpuRecord.ts"
+import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
+import * as NatsConnection from "../../natsclient/NatsConnection.ts"
+import type { Receiver } from "../../pipeline/Receiver.ts"
+import { readClusterMessage } from "./ClusterMessage.ts"
+import { type HubNatsConfig, hubNatsSettings } from "./HubNatsConfig.ts"
+import { ensureHubBucket, ensureHubStream, type SourceState, sourceStates } from "./HubSources.ts"
+import { loadHubState, writeHubState } from "./HubStateBucket.ts"
+
+const callTimeout = Duration.seconds(10)
+/** How long one fetch waits for messages before it returns what it has. */
+const fetchExpiresMs = 1_000
+const ackTimeoutMs = 5_000
+const sourcesPollInterval = Duration.seconds(5)
+/** Between attempts to read the hub stream while it fails: from 200 ms, doubling, at most 5 s apart. */
+const fetchRetry = Schedule.exponential(Duration.millis(200)).pipe(
+  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(5)))),
+)
+/** Writing a batch's changes and acknowledging it: 60 tries, about 5 minutes, then the service stops. */
+const acknowledgeRetry = fetchRetry.pipe(Schedule.upTo({ times: 60 }))
+
+const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+const call = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, Error> =>
+  Effect.tryPromise({ try: run, catch: (cause) => new Error(`${operation}: ${reason(cause)}`) }).pipe(
+    Effect.timeout(callTimeout),
+    Effect.catchTag("TimeoutError", () =>
+      Effect.fail(new Error(`${operation}: no answer within ${Duration.format(callTimeout)}`)),
+    ),
+  )
+
+/** The durable consumer of the hub stream: every message in order, one acknowledgement covering all before it. */
+const ensureConsumer = (manager: JetStreamManager, config: HubNatsConfig) =>
+  call(`consumer ${config.consumer}`, async () => {
+    try {
+      return await manager.consumers.info(config.stream, config.consumer)
+    } catch {
+      return await manager.consumers.add(config.stream, {
+        durable_name: config.consumer,
+        ack_policy: AckPolicy.All,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: nanos(60_000),
+        max_ack_pending: Math.max(1_000, config.batchSize * 4),
+      })
+    }
+  })
+
+const fetchBatch = (consumer: Consumer, batchSize: number) =>
+  call("fetch", async () => {
+    const messages: Array<JsMsg> = []
+    for await (const message of await consumer.fetch({ max_messages: batchSize, expires: fetchExpiresMs })) {
+      messages.push(message)
+    }
+    return messages
+  })
+
+/** Consecutive messages of one cluster, acknowledged together by their last one. */
+interface Run {
+  readonly cluster: string
+  readonly records: Array<GpuRecord>
+  last: JsMsg
+}
+
+/**
+ * The `nats` receiver of a hub: sets up the hub stream and KV bucket sourcing every cluster's, reads what
+ * the hub's state bucket holds, then consumes the hub stream with a durable consumer in bounded batches,
+ * each cut into runs of one cluster's records and its heartbeats; a run is acknowledged (its store
+ * changes written, then its last message acked, which acknowledges all before it) once the processor has
+ * handed its events over. Messages at or below the sequence the state bucket says was applied are only
+ * acknowledged, so a hub restarted between writing and acknowledging repeats nothing.
+ */
+export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings: CreateSettings) {
+  const metrics = yield* ServiceMetrics
+  const startError = (error: { readonly message: string }) =>
+    new ComponentStartError({ component: settings.id, message: error.message })
+  const connection = yield* NatsConnection.scoped(config, `gpu-serials ${settings.id} (${settings.clusterName})`).pipe(
+    Effect.mapError(startError),
+  )
+  const manager = yield* call("JetStream", () => jetstreamManager(connection, { timeout: 10_000 })).pipe(
+    Effect.mapError(startError),
+  )
+  yield* ensureHubStream(manager, config.stream, config.clusterStream, config.clusters).pipe(
+    Effect.mapError(startError),
+  )
+  yield* ensureHubBucket(manager, config.kvBucket, config.clusterKvBucket, config.clusters).pipe(
+    Effect.mapError(startError),
+  )
+  const js = manager.jetstream()
+  const state: KV = yield* call(`state bucket ${config.stateBucket}`, () =>
+    new Kvm(js).create(config.stateBucket, { history: 1 }),
+  ).pipe(Effect.mapError(startError))
+  const restored = yield* loadHubState(state, config.stateBucket).pipe(Effect.mapError(startError))
+  yield* ensureConsumer(manager, config).pipe(Effect.mapError(startError))
+  const consumer = yield* call("consumer", () => js.consumers.get(config.stream, config.consumer)).pipe(
+    Effect.mapError(startError),
+  )
+
+  const observations = yield* Queue.bounded<ClusterObservation, Cause.Done>(4)
+  yield* Effect.addFinalizer(() => Queue.end(observations))
+  let applied = restored.appliedSequence
+  const readProblem = yield* Ref.make<string | undefined>(undefined)
+
+  const acknowledgeUpTo =
+    (last: JsMsg): Acknowledge =>
+    (changes) =>
+      writeHubState(state, config.stateBucket, changes, last.seq).pipe(
+        Effect.andThen(call("acknowledge", () => last.ackAck({ timeout: ackTimeoutMs }))),
+        Effect.retry(acknowledgeRetry),
+        Effect.tap(() =>
+          Effect.sync(() => {
+            applied = Math.max(applied, last.seq)
+          }),
+        ),
+        Effect.catch((error) =>
+          Effect.die(new Error(`hub state bucket ${config.stateBucket}: ${error.message}; stopping, nothing is lost`)),
+        ),
+      )
+
+  const offerRun = (run: Run, time: Date) =>
+    Queue.offer(observations, {
+      _tag: "ClusterRecords",
+      cluster: run.cluster,
+      records: run.records,
+      time,
+      acknowledge: acknowledgeUpTo(run.last),
+    })
+
+  const deliverBatch = Effect.fnUntraced(function* (messages: ReadonlyArray<JsMsg>) {
+    const time = new Date(yield* Clock.currentTimeMillis)
+    let run: Run | undefined
+    for (const message of messages) {
+      if (message.seq <= applied) {
+        // Applied before a restart: its changes are in the state bucket; only its acknowledgement was lost.
+        if (run === undefined) run = { cluster: "", records: [], last: message }
+        else run.last = message
+        continue
+      }
+      const read = readClusterMessage(message.string())
+      if (read._tag === "Heartbeat") {
+        if (run !== undefined) yield* offerRun(run, time)
+        run = undefined
+        yield* Queue.offer(observations, {
+          _tag: "ClusterHeartbeat",
+          cluster: read.cluster,
+          sentAt: read.sentAt,
+          time,
+          acknowledge: acknowledgeUpTo(message),
+        })
+        continue
+      }
+      if (read._tag === "Unreadable") {
+        yield* Effect.logWarning("hub stream message skipped").pipe(
+          Effect.annotateLogs({ stream: config.stream, sequence: message.seq, reason: read.reason }),
+        )
+        if (run === undefined) run = { cluster: "", records: [], last: message }
+        else run.last = message
+        continue
+      }
+      const cluster = read.record.cluster
+      if (run !== undefined && run.cluster !== cluster && run.records.length > 0) {
+        yield* offerRun(run, time)
+        run = undefined
+      }
+      if (run === undefined) run = { cluster, records: [read.record], last: message }
+      else {
+        run = { cluster, records: [...run.records, read.record], last: message }
+      }
+    }
+    if (run !== undefined) yield* offerRun(run, time)
+  })
+
+  yield* Queue.offer(observations, {
+    _tag: "FleetRestored",
+    clusters: config.clusters,
+    snapshot: restored.snapshot,
+    time: new Date(yield* Clock.currentTimeMillis),
+  })
+
+  yield* fetchBatch(consumer, config.batchSize).pipe(
+    Effect.tapError((error) => Ref.set(readProblem, `hub stream ${config.stream}: ${error.message}`)),
+    Effect.retry(fetchRetry),
+    Effect.tap(() => Ref.set(readProblem, undefined)),
+    Effect.flatMap(deliverBatch),
+    Effect.forever,
+    Effect.forkScoped,
+  )
+
+  const sources = yield* Ref.make<ReadonlyMap<string, SourceState> | undefined>(undefined)
+  const sourcesProblem = yield* Ref.make<string | undefined>("hub stream sources not read yet")
+  yield* sourceStates(manager, config.stream).pipe(
+    Effect.tap((states) => Ref.set(sources, states)),
+    Effect.tap(() => Ref.set(sourcesProblem, undefined)),
+    Effect.catch((error) => Ref.set(sourcesProblem, `hub stream ${config.stream}: ${error.message}`)),
+    Effect.repeat(Schedule.spaced(sourcesPollInterval)),
+    Effect.forkScoped,
+  )
+  yield* metrics.observeHubSourceLag(() => {
+    const known = Ref.getUnsafe(sources)
+    return new Map(config.clusters.map((cluster) => [cluster, known?.get(cluster)?.lag ?? 0]))
+  })
+
+  const health: Effect.Effect<Health> = Effect.gen(function* () {
+    const problem = yield* Ref.get(sourcesProblem)
+    if (problem !== undefined) return { healthy: false, message: problem }
+    const known = (yield* Ref.get(sources)) ?? new Map<string, SourceState>()
+    const inactive = config.clusters.filter((cluster) => {
+      const source = known.get(cluster)
+      return (
+        source === undefined ||
+        source.sinceActiveMs === undefined ||
+        source.sinceActiveMs > config.sourceInactiveAfterMs
+      )
+    })
+    return inactive.length === 0
+      ? { healthy: true }
+      : {
+          healthy: false,
+          message: `hub stream sources not active for ${Math.round(config.sourceInactiveAfterMs / 1000)}s: ${inactive.join(", ")}`,
+        }
+  })
+  const readings: Effect.Effect<Health> = Ref.get(readProblem).pipe(
+    Effect.map((problem): Health => (problem === undefined ? { healthy: true } : { healthy: false, message: problem })),
+  )
+  return { observations, health, readings } satisfies Receiver<ClusterObservation>
+})
+
+/** The `nats` receiver factory: a hub's receiver, making cluster observations for the `fleet` processor. */
+export const factory: ComponentFactory<"receiver", HubNatsConfig, Receiver<ClusterObservation>, ServiceMetrics> & {
+  readonly settings: ComponentSettings<HubNatsConfig>
+  readonly observes: "cluster"
+} = {
+  kind: "receiver",
+  type: "nats",
+  observes: "cluster",
+  ...configuredBy(hubNatsSettings),
+  create: (config, settings) => make(config, settings),
+}

@@ -1,0 +1,109 @@
+import type { KV } from "@nats-io/kv"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { GpuRecord } from "../../domain/GpuRecord.ts"
+import type { GpuPlace, HubFleetChange, HubFleetSnapshot } from "../../domain/HubFleetChange.ts"
+
+/** The hub's state bucket could not be read or written. */
+export class HubStateError extends Schema.TaggedError<HubStateError>()("HubStateError", {
+  bucket: Schema.String,
+  operation: Schema.String,
+  /** Short and user-facing; never a raw payload. */
+  message: Schema.String,
+}) {}
+
+const callTimeout = Duration.seconds(10)
+
+/** KV keys allow `[-/_=.a-zA-Z0-9]`; a UUID's other characters are written `=XX`. */
+const keyToken = (uuid: string): string =>
+  [...uuid]
+    .map((char) =>
+      /^[-_a-zA-Z0-9]$/.test(char) ? char : `=${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
+    )
+    .join("")
+
+const placeKey = (uuid: string) => `place.${keyToken(uuid)}`
+const heldKey = (uuid: string) => `held.${keyToken(uuid)}`
+/** How far the hub stream has been applied: the sequence of its last message whose changes were written. */
+const appliedKey = "applied"
+
+/** What the state bucket held: the fleet and the hub stream sequence applied up to. */
+export interface HubState {
+  readonly snapshot: HubFleetSnapshot
+  readonly appliedSequence: number
+}
+
+const call = <A>(bucket: string, operation: string, run: () => Promise<A>): Effect.Effect<A, HubStateError> =>
+  Effect.tryPromise({
+    try: run,
+    catch: (cause) =>
+      new HubStateError({ bucket, operation, message: cause instanceof Error ? cause.message : String(cause) }),
+  }).pipe(
+    Effect.timeout(callTimeout),
+    Effect.catchTag("TimeoutError", () =>
+      Effect.fail(
+        new HubStateError({ bucket, operation, message: `no answer within ${Duration.format(callTimeout)}` }),
+      ),
+    ),
+  )
+
+/** Reads every key of the bucket: the GPUs' places, the held removals and the sequence applied. */
+export const loadHubState = (kv: KV, bucket: string): Effect.Effect<HubState, HubStateError> =>
+  call(bucket, "load", async () => {
+    const places = new Map<string, GpuPlace>()
+    const held = new Map<string, GpuRecord>()
+    let appliedSequence = 0
+    const keys: Array<string> = []
+    for await (const key of await kv.keys()) keys.push(key)
+    for (const key of keys) {
+      const entry = await kv.get(key)
+      if (entry === null || entry.operation !== "PUT") continue
+      if (key === appliedKey) {
+        appliedSequence = Number(entry.string())
+      } else if (key.startsWith("place.")) {
+        const place = entry.json<GpuPlace & { readonly uuid: string }>()
+        places.set(place.uuid, { cluster: place.cluster, node: place.node, machine: place.machine })
+      } else if (key.startsWith("held.")) {
+        const removal = entry.json<GpuRecord>()
+        held.set(removal.uuid, removal)
+      }
+    }
+    return { snapshot: { places, held }, appliedSequence: Number.isFinite(appliedSequence) ? appliedSequence : 0 }
+  })
+
+/**
+ * Writes the changes, the last one of each key winning, side by side, then the sequence they were applied
+ * up to; writing them again is harmless.
+ */
+export const writeHubState = (
+  kv: KV,
+  bucket: string,
+  changes: ReadonlyArray<HubFleetChange>,
+  appliedSequence: number,
+): Effect.Effect<void, HubStateError> =>
+  call(bucket, "write", async () => {
+    const latest = new Map<string, string | undefined>()
+    for (const change of changes) {
+      switch (change._tag) {
+        case "Place":
+          latest.set(placeKey(change.uuid), JSON.stringify({ uuid: change.uuid, ...change.place }))
+          break
+        case "Forget":
+          latest.set(placeKey(change.uuid), undefined)
+          break
+        case "Hold":
+          latest.set(heldKey(change.uuid), JSON.stringify(change.removal))
+          break
+        case "Release":
+          latest.set(heldKey(change.uuid), undefined)
+          break
+      }
+    }
+    await Promise.all(
+      [...latest].map(([key, value]) =>
+        value === undefined ? kv.delete(key) : kv.put(key, value).then(() => undefined),
+      ),
+    )
+    await kv.put(appliedKey, String(appliedSequence))
+  })

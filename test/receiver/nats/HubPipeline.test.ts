@@ -1,0 +1,286 @@
+import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
+import { connect, type NatsConnection } from "@nats-io/transport-node"
+import { Effect, Exit, Fiber, Result } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parseServiceFlags } from "../../../src/cli/ServiceFlags.ts"
+import { resolveConfig } from "../../../src/config/ResolveConfig.ts"
+import type { ServiceConfig } from "../../../src/config/ServiceConfig.ts"
+import { heartbeatSchema } from "../../../src/domain/ClusterHeartbeat.ts"
+import { type GpuRecord, recordSchema } from "../../../src/domain/GpuRecord.ts"
+import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
+import type { InventoryEventKind } from "../../../src/domain/InventoryEventKind.ts"
+import { recordId } from "../../../src/domain/RecordId.ts"
+import { eventSubject } from "../../../src/exporter/nats/NatsSubject.ts"
+import { recordJson } from "../../../src/exporter/RecordJson.ts"
+import * as JsonLogger from "../../../src/log/JsonLogger.ts"
+import { builtinComponents } from "../../../src/service/BuiltinComponents.ts"
+import { runGpuSerialsService } from "../../../src/service/GpuSerialsService.ts"
+import { capturingExporter } from "../../service/ServiceHarness.ts"
+import { type NatsTopology, startNatsTopology } from "../../support/NatsTopology.ts"
+
+const clusters = ["east", "west"] as const
+const prefix = "gpu.serials"
+const clusterStream = "GPU_SERIALS"
+
+let topology: NatsTopology
+const leaves = new Map<string, { connection: NatsConnection; js: JetStreamClient }>()
+
+const connectLeaf = async (cluster: string) => {
+  const previous = leaves.get(cluster)
+  await previous?.connection.close()
+  const connection = await connect({
+    servers: topology.leaf(cluster).url,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 200,
+  })
+  leaves.set(cluster, { connection, js: jetstream(connection) })
+}
+
+beforeAll(async () => {
+  topology = await startNatsTopology(clusters)
+  for (const cluster of clusters) {
+    await connectLeaf(cluster)
+    const manager = await jetstreamManager(leaves.get(cluster)?.connection as NatsConnection)
+    await manager.streams.add({ name: clusterStream, subjects: [`${prefix}.>`], duplicate_window: 120_000_000_000 })
+  }
+}, 60_000)
+
+afterAll(async () => {
+  await Promise.all([...leaves.values()].map((leaf) => leaf.connection.close()))
+  await topology?.dispose()
+})
+
+// Records of the last minutes, as a live cluster writes them: a held removal's window counts from its time.
+let clock = Date.now() - 10 * 60_000
+
+/** A record as a cluster's nats exporter writes it, each one later than the one before. */
+const record = (event: InventoryEventKind, cluster: string, node: string, uuid: string): GpuRecord => {
+  clock += 1_000
+  const time = new Date(clock).toISOString()
+  const machine = `${node}-vm`
+  return {
+    schema: recordSchema,
+    event,
+    id: recordId({ cluster, uuid, event, node, machine, time }),
+    cluster,
+    node,
+    machine,
+    source: "gpu-operator/nvidia-device-plugin-daemonset-abcde",
+    chassis: "",
+    gpu: `serial-${uuid}`,
+    time,
+    uuid,
+    index: 0,
+    serialShared: false,
+  }
+}
+
+/** Publishes as the cluster's nats exporter does: on its event subject, with the record id as Nats-Msg-Id. */
+const publish = async (...records: ReadonlyArray<GpuRecord>) => {
+  for (const published of records) {
+    const leaf = leaves.get(published.cluster)
+    if (leaf === undefined) throw new Error(`no leaf ${published.cluster}`)
+    await leaf.js.publish(eventSubject(prefix, published), recordJson(published), { msgID: published.id })
+  }
+}
+
+const heartbeat = async (cluster: string) => {
+  const leaf = leaves.get(cluster)
+  const time = new Date().toISOString()
+  await leaf?.js.publish(`${prefix}.${cluster}.heartbeat`, JSON.stringify({ schema: heartbeatSchema, cluster, time }), {
+    msgID: `heartbeat-${cluster}-${time}`,
+  })
+}
+
+const hubConfig = (): ServiceConfig => {
+  const resolved = resolveConfig({
+    flags: parseServiceFlags([]),
+    env: {},
+    file: {
+      path: "hub.yaml",
+      text: [
+        "cluster: { name: fleet }",
+        "receivers:",
+        `  nats: { url: "${topology.hub.url}", clusters: [east, west], batchSize: 50 }`,
+        "processors:",
+        "  fleet: { staleAfter: 10s }",
+        "exporters: { stdout: }",
+        "service: { pipelines: { gpus: { receivers: [nats], processors: [fleet], exporters: [stdout] } } }",
+        "",
+      ].join("\n"),
+    },
+    catalog: builtinComponents,
+  })
+  if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
+  return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
+}
+
+interface RunningHub {
+  readonly events: Array<InventoryEvent>
+  readonly logs: Array<Record<string, unknown>>
+  readonly ended: () => string | undefined
+  readonly port: () => number
+  readonly stop: () => Promise<void>
+}
+
+const startHub = (config: ServiceConfig): RunningHub => {
+  const events: Array<InventoryEvent> = []
+  const logs: Array<Record<string, unknown>> = []
+  const fiber = Effect.runFork(
+    runGpuSerialsService({ config, exporters: [capturingExporter(events)], serviceVersion: "0.0.0-test" }).pipe(
+      Effect.provide(
+        JsonLogger.layer({
+          level: "info",
+          output: { write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) },
+        }),
+      ),
+    ),
+  )
+  let ended: string | undefined
+  fiber.addObserver((exit) => {
+    ended = Exit.isSuccess(exit) ? "the hub returned" : `the hub failed: ${String(exit.cause)}`
+  })
+  return {
+    events,
+    logs,
+    ended: () => ended,
+    port: () => Number(logs.find((line) => line.msg === "gpu-serials running")?.port ?? 0),
+    stop: async () => {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+    },
+  }
+}
+
+/** Polls `condition` every 100 ms until it holds; fails with `what` once the hub ended or after `attempts` polls. */
+const eventually = async (hub: RunningHub, what: string, condition: () => boolean, attempts = 300) => {
+  for (let attempt = 0; !condition(); attempt++) {
+    const ended = hub.ended()
+    if (ended !== undefined) throw new Error(`${ended} before ${what}`)
+    if (attempt >= attempts) throw new Error(`gave up waiting until ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** The hub's `fleet` readiness check as /readyz answers it. */
+const fleetCheck = async (hub: RunningHub) => {
+  const response = await fetch(`http://127.0.0.1:${hub.port()}/readyz`)
+  const body = (await response.json()) as {
+    readonly checks: Record<string, string>
+  }
+  return { status: response.status, fleet: body.checks.fleet }
+}
+
+const idsOf = (events: ReadonlyArray<InventoryEvent>) => events.map((event) => event.record.id)
+
+describe("a hub pipeline over leaf nats-servers with JetStream domains", () => {
+  let config: ServiceConfig
+  let hub: RunningHub
+
+  afterAll(async () => {
+    await hub?.stop()
+  })
+
+  it("makes one moved, with the previous cluster, of a GPU removed in one cluster and added in another", async () => {
+    config = hubConfig()
+    hub = startHub(config)
+    const added = record("added", "east", "e-1", "GPU-SWAP-1")
+    await publish(added)
+    await eventually(hub, "the hub forwards the added", () => idsOf(hub.events).includes(added.id))
+    const removed = record("removed", "east", "e-1", "GPU-SWAP-1")
+    const arrived = record("added", "west", "w-4", "GPU-SWAP-1")
+    await publish(removed)
+    await publish(arrived)
+    await eventually(hub, "the hub reports the move", () => hub.events.some((event) => event.record.event === "moved"))
+    const ofGpu = hub.events.filter((event) => event.record.uuid === "GPU-SWAP-1").map((event) => event.record)
+    expect(ofGpu.map((event) => event.event)).toEqual(["added", "moved"])
+    expect(ofGpu[1]).toMatchObject({
+      cluster: "west",
+      node: "w-4",
+      machine: "w-4-vm",
+      previousCluster: "east",
+      previousNode: "e-1",
+      previousMachine: "e-1-vm",
+    })
+  }, 60_000)
+
+  it("loses and repeats nothing of a leaf cut from the hub for 20 s", async () => {
+    await topology.leaf("west").cut()
+    await connectLeaf("west")
+    const written = Array.from({ length: 30 }, (_, index) => record("added", "west", "w-9", `GPU-CUT-${index}`))
+    await publish(...written)
+    // The leaf keeps its records while the hub cannot reach it; a record published twice is one.
+    await publish(written[0] as GpuRecord)
+    await new Promise((resolve) => setTimeout(resolve, 20_000))
+    expect(hub.events.some((event) => event.record.uuid.startsWith("GPU-CUT-"))).toBe(false)
+    await topology.leaf("west").link()
+    await connectLeaf("west")
+    const cut = () => hub.events.filter((event) => event.record.uuid.startsWith("GPU-CUT-"))
+    await eventually(hub, "the hub catches up", () => cut().length >= written.length)
+    // A moment more for anything repeated to show.
+    const marker = record("added", "east", "e-2", "GPU-MARKER-1")
+    await publish(marker)
+    await eventually(hub, "a later record arrives", () => idsOf(hub.events).includes(marker.id))
+    expect(cut().map((event) => event.record.id)).toEqual(written.map((event) => event.id))
+  }, 90_000)
+
+  it("re-announces nothing after a restart of the hub service, and keeps a removal it held", async () => {
+    const held = record("removed", "east", "e-1", "GPU-HELD-1")
+    const before = record("added", "east", "e-1", "GPU-HELD-1")
+    await publish(before, held)
+    await eventually(hub, "the hub took the removal", () => idsOf(hub.events).includes(before.id))
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await hub.stop()
+
+    hub = startHub(config)
+    const arrived = record("added", "west", "w-2", "GPU-HELD-1")
+    await publish(arrived)
+    await eventually(hub, "the restarted hub reports the move", () =>
+      hub.events.some((event) => event.record.uuid === "GPU-HELD-1"),
+    )
+    const marker = record("added", "east", "e-3", "GPU-MARKER-2")
+    await publish(marker)
+    await eventually(hub, "a later record arrives", () => idsOf(hub.events).includes(marker.id))
+    expect(hub.events.map((event) => [event.record.uuid, event.record.event, event.record.previousCluster])).toEqual([
+      ["GPU-HELD-1", "moved", "east"],
+      ["GPU-MARKER-2", "added", undefined],
+    ])
+  }, 60_000)
+
+  it("names a cluster stale in /readyz and the gauge once unheard of, and ready again once heard", async () => {
+    let beating = true
+    const beats = (async () => {
+      while (beating) {
+        await heartbeat("east")
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
+      }
+    })()
+    try {
+      await heartbeat("west")
+      let ready = await fleetCheck(hub)
+      for (let attempt = 0; attempt < 300 && ready.fleet !== "clusters not heard of for 10s: west"; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        ready = await fleetCheck(hub)
+      }
+      expect(ready.status).toBe(503)
+      expect(ready.fleet).toBe("clusters not heard of for 10s: west")
+      const scrape = async () => (await fetch(`http://127.0.0.1:${hub.port()}/metrics`)).text()
+      let metrics = await scrape()
+      for (let attempt = 0; attempt < 100 && !metrics.includes("gpu_serials_hub_cluster_stale"); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        metrics = await scrape()
+      }
+      expect(metrics).toMatch(/gpu_serials_hub_cluster_stale\{cluster="west"\} 1/)
+      expect(metrics).toMatch(/gpu_serials_hub_cluster_stale\{cluster="east"\} 0/)
+
+      await heartbeat("west")
+      for (let attempt = 0; attempt < 300 && ready.fleet?.includes("west") === true; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        ready = await fleetCheck(hub)
+      }
+      expect(ready.fleet).not.toMatch(/west/)
+    } finally {
+      beating = false
+      await beats
+    }
+  }, 60_000)
+})
