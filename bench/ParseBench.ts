@@ -1,9 +1,12 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
+import { StringDecoder } from "node:string_decoder"
 import { fileURLToPath } from "node:url"
 import { Result } from "effect"
+import { SaxesParser } from "saxes"
 import { parseXmlReading, XmlReadingParser } from "../src/nvsmi/XmlReadingParser.ts"
-import { againstBudget, type Summary, sample } from "./Sampling.ts"
+import { parseXmlReadingWithSaxes } from "../test/nvsmi/SaxesReadingParser.ts"
+import { againstBudget, minMedian, type Summary, sample } from "./Sampling.ts"
 
 const fixtureDirectory = fileURLToPath(new URL("../../shared/fixtures/nvidia-smi/", import.meta.url))
 const parseBudgetMs = 2
@@ -56,6 +59,59 @@ export const largestCapture = (): string | undefined => {
 
 const budgetBytes = 200 * 1024
 
+const scannerRuns = 3
+const scannerGoal = 0.6
+
+const passSliceBytes = 32 * 1024
+
+/**
+ * saxes over the whole output with no handler but the error one, decoded and fed in 32 KiB slices as the
+ * reader feeds its own (a string past V8's large-object threshold reads several times slower): the least a
+ * reader built on saxes costs.
+ */
+const saxesPass = (document: Buffer): void => {
+  const sax = new SaxesParser({ xmlns: false, position: false })
+  sax.on("error", (error) => {
+    throw error
+  })
+  const decoder = new StringDecoder("utf8")
+  for (let offset = 0; offset < document.length; offset += passSliceBytes) {
+    sax.write(decoder.write(document.subarray(offset, offset + passSliceBytes)))
+  }
+  sax.write(decoder.end())
+  sax.close()
+}
+
+const parseWithSaxes = (document: Buffer): void => {
+  if (Result.isFailure(parseXmlReadingWithSaxes(document))) throw new Error("benchmark document does not parse")
+}
+
+/**
+ * The reading's parse of the largest capture (the scanner) against a no-op saxes pass over the same bytes,
+ * and against the reader built on saxes it replaced: medians of each of 3 runs, the three interleaved,
+ * printed as min / median of the runs.
+ */
+const scannerAgainstSaxes = (name: string, document: Buffer): ReadonlyArray<string> => {
+  const options = { warmupRuns: 200, runs: 1_000, maxMs: 3_000 }
+  const scanner: Array<number> = []
+  const pass: Array<number> = []
+  const saxesReader: Array<number> = []
+  for (let run = 0; run < scannerRuns; run++) {
+    pass.push(sample(() => saxesPass(document), options).medianMs)
+    scanner.push(sample(() => parseWhole(document), options).medianMs)
+    saxesReader.push(sample(() => parseWithSaxes(document), options).medianMs)
+  }
+  const ratios = scanner.map((ms, run) => ms / (pass[run] ?? ms))
+  const gains = scanner.map((ms, run) => (saxesReader[run] ?? ms) / ms)
+  return [
+    `  scanner against saxes on ${name} (median of each run, min / median of ${scannerRuns} runs):`,
+    `    parse (scanner) ${minMedian(scanner, 3)} ms, no-op saxes pass ${minMedian(pass, 3)} ms: ` +
+      `${minMedian(ratios, 2)}× of the pass (goal ≤ ${scannerGoal}×, ${againstBudget(Math.min(...ratios), scannerGoal)} at the best run)`,
+    `    per reading: ${minMedian(saxesReader, 3)} ms with the saxes reader before, ${minMedian(scanner, 3)} ms now ` +
+      `(${minMedian(gains, 2)}× faster)`,
+  ]
+}
+
 /** Parse time of the largest real `-q -x` captures: median of many runs, throughput, and the 2 ms budget. */
 export const parseBench = (): ReadonlyArray<string> => {
   if (!existsSync(fixtureDirectory)) {
@@ -83,6 +139,12 @@ export const parseBench = (): ReadonlyArray<string> => {
       lines.push(
         `    largest capture per 200 KiB: ${perBudgetDocument.toFixed(3)} ms median, ${againstBudget(perBudgetDocument, parseBudgetMs)}`,
       )
+    }
+    if (at === documents.length - 1) {
+      const largest = documents[0]
+      if (largest !== undefined) {
+        lines.push(...scannerAgainstSaxes(largest.name, readFileSync(join(fixtureDirectory, largest.name))))
+      }
     }
   }
   return lines

@@ -235,46 +235,48 @@ export class XmlReadingParser {
     )
   }
 
-  private openElement(name: string, depth: number, id: string | undefined): void {
+  /** Whether the elements inside this one matter to the reading: only those of the root, a GPU or a kept section. */
+  private openElement(name: string, depth: number, id: string | undefined): boolean {
     if (depth === 0) {
       if (name !== rootElementName) {
         this.failure = new NotNvidiaSmiOutput({ excerpt: outputExcerpt(`<${name}>`) })
         this.release()
       }
-      return
+      return true
     }
     if (depth === 1) {
       if (name === "gpu") {
         this.openGpu(id)
-        return
+        return true
       }
       const field = rootFields.get(name)
       if (field !== undefined) {
         this.startCapture("root", field, depth)
       }
-      return
+      return false
     }
     if (this.gpu === undefined) {
-      return
+      return false
     }
     const parent = depth === gpuChildDepth ? gpuElement : depth < sectionSlots ? this.sections[depth - 1] : undefined
     if (parent === undefined) {
-      return
+      return false
     }
     if (name.length >= longestName || parent.nameLengths[name.length] === 0) {
-      return
+      return false
     }
     const child = parent.children.get(name)
     if (child === undefined) {
-      return
+      return false
     }
     if (child._tag === "section") {
       if (depth < sectionSlots) {
         this.sections[depth] = child
       }
-    } else {
-      this.startCapture(child._tag, child.key, depth)
+      return true
     }
+    this.startCapture(child._tag, child.key, depth)
+    return false
   }
 
   private closeElement(depth: number): void {

@@ -3,9 +3,13 @@ import { isNameChar, isNameStartChar, isReferableChar, isXmlSpace } from "./XmlC
 
 /** What the scanner tells the reading: elements as they open and close, and text while `capturing` is on. */
 export interface XmlScanReader {
-  /** An element opened at `depth` (0 for the root), with its `id` attribute when it has one. */
-  readonly openElement: (name: string, depth: number, id: string | undefined) => void
-  /** The element open at `depth` closed. */
+  /**
+   * An element opened at `depth` (0 for the root), with its `id` attribute when it has one. Answers whether
+   * the elements inside it matter; when not, they are checked but not reported (their text still is while
+   * `capturing` is on).
+   */
+  readonly openElement: (name: string, depth: number, id: string | undefined) => boolean
+  /** The element open at `depth` closed (only those reported open). */
   readonly closeElement: (depth: number) => void
   /** Character data while `capturing` is on: text with its entities decoded and line ends as `\n`, or CDATA. */
   readonly text: (piece: string) => void
@@ -59,6 +63,19 @@ const flatCopy = (text: string): string => Object.keys({ [text]: true })[0] ?? t
  */
 const elementNames: Array<string | undefined> = new Array(nameSlots).fill(undefined)
 
+/**
+ * For each name's slot, the slot of the name of the element that opened next the last time, once after the
+ * name's start tag and once after its end tag: nvidia-smi prints the same elements in the same order for
+ * every GPU, so a start tag is most often read by one comparison with the name it predicts.
+ */
+const followers = new Int32Array(nameSlots * 2).fill(-1)
+
+/** Whether the character at `at` ends a name the way a start tag's name ends in nvidia-smi's output. */
+const endsName = (text: string, at: number): boolean => {
+  const code = text.charCodeAt(at)
+  return code === greaterThan || code === slash || isXmlSpace(code)
+}
+
 /** The states of a doctype, as XML's grammar nests them: its quoted ids, its internal subset and what that holds. */
 const doctypeOutside = 0
 const doctypeQuoted = 1
@@ -102,6 +119,13 @@ export class XmlScanner {
   private closing = false
   private stopped = false
   private readonly open: Array<string> = []
+  private readonly openSlots: Array<number> = []
+  /** Where in `followers` the element that opens next is predicted: after the last start or end tag. */
+  private lastTag = -1
+  /** The depth of the element whose insides are not reported; deeper than any when none. */
+  private quietFrom = Number.MAX_SAFE_INTEGER
+  /** The slot of the name `nameOf` gave last. */
+  private nameSlot = 0
   private sawRoot = false
   private doctypeSeen = false
   private xmlDeclarationPossible = true
@@ -353,10 +377,14 @@ export class XmlScanner {
         free = slot
         break
       }
-      if (known.length === length && text.startsWith(known, from)) return known
+      if (known.length === length && text.startsWith(known, from)) {
+        this.nameSlot = slot
+        return known
+      }
     }
     const name = flatCopy(text.slice(from, to))
     elementNames[free] = name
+    this.nameSlot = free
     return name
   }
 
@@ -381,8 +409,22 @@ export class XmlScanner {
 
   private scanStartTag(text: string, from: number): number {
     const length = text.length
-    const nameEnd = this.nameEnd(text, from + this.width)
-    if (nameEnd === needMore) return needMore
+    const predicted = this.lastTag < 0 ? -1 : (followers[this.lastTag] ?? -1)
+    const candidate = predicted < 0 ? undefined : elementNames[predicted]
+    let nameEnd: number
+    let name: string
+    let slot: number
+    if (candidate !== undefined && text.startsWith(candidate, from) && endsName(text, from + candidate.length)) {
+      nameEnd = from + candidate.length
+      name = candidate
+      slot = predicted
+    } else {
+      nameEnd = this.nameEnd(text, from + this.width)
+      if (nameEnd === needMore) return needMore
+      name = this.nameOf(text, from, nameEnd)
+      slot = this.nameSlot
+      if (this.lastTag >= 0) followers[this.lastTag] = slot
+    }
     if (this.elements >= outputLimits.maxElements) {
       return this.fail(`the document has more than ${outputLimits.maxElements} elements`)
     }
@@ -403,7 +445,7 @@ export class XmlScanner {
             return this.fail("forward-slash in opening tag not followed by >.")
         }
         if (duplicate) return this.fail("duplicate attribute.")
-        return this.openElement(this.nameOf(text, from, nameEnd), id, selfClosing, at + (selfClosing ? 2 : 1))
+        return this.openElement(name, slot, id, selfClosing, at + (selfClosing ? 2 : 1))
       }
       if (!isXmlSpace(code)) {
         return this.fail(at === nameEnd ? "disallowed character in tag name." : "no whitespace between attributes.")
@@ -439,21 +481,22 @@ export class XmlScanner {
     }
   }
 
-  private openElement(name: string, id: string | undefined, selfClosing: boolean, next: number): number {
+  private openElement(name: string, slot: number, id: string | undefined, selfClosing: boolean, next: number): number {
     this.elements++
     const depth = this.open.length
     if (depth >= outputLimits.maxDepth) return this.fail(`elements nest deeper than ${outputLimits.maxDepth} levels`)
     this.sawRoot = true
-    this.reader.openElement(name, depth, id)
+    const reported = depth <= this.quietFrom
+    if (reported && !this.reader.openElement(name, depth, id)) this.quietFrom = depth
     if (this.stopped) return halted
     if (!selfClosing) {
       this.open.push(name)
+      this.openSlots.push(slot)
+      this.lastTag = slot * 2
       return next
     }
-    this.reader.closeElement(depth)
-    if (this.stopped) return halted
-    if (depth === 0) this.rootClosed = true
-    return next
+    this.lastTag = slot * 2 + 1
+    return reported ? this.closeElement(depth, next, false) : next
   }
 
   /** An attribute value after its opening quote; the value itself is built only when `keep`. */
@@ -522,8 +565,13 @@ export class XmlScanner {
     return this.closeElement(depth, at + 1)
   }
 
-  private closeElement(depth: number, next: number): number {
-    this.open.pop()
+  private closeElement(depth: number, next: number, open = true): number {
+    if (open) {
+      this.open.pop()
+      this.lastTag = (this.openSlots.pop() ?? 0) * 2 + 1
+    }
+    if (depth > this.quietFrom) return next
+    if (depth === this.quietFrom) this.quietFrom = Number.MAX_SAFE_INTEGER
     this.reader.closeElement(depth)
     if (this.stopped) return halted
     if (depth === 0) this.rootClosed = true
