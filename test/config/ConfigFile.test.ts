@@ -219,6 +219,7 @@ describe("pipelines", () => {
           stream: "ARCHIVE",
           ...defaultNatsStreamSection,
           kvBucket: "gpu_serials",
+          heartbeatInterval: "30s",
           ...defaultQueueSection,
         },
       },

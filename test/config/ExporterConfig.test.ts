@@ -27,6 +27,7 @@ describe("typed sections of the built-in exporters", () => {
       servers: ["nats://a:4222", "nats://b:4222"],
       subjectPrefix: "gpu.serials",
       kvBucket: "gpu_serials",
+      heartbeatIntervalMs: 30_000,
       auth: { kind: "userPassword", user: "u", password: "p" },
       tls: { certFile: "/c.crt", keyFile: "/c.key" },
       streamSettings: {

@@ -48,6 +48,10 @@ const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string
     EXPORTER_TYPE: "otlp",
     OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${secret("OTEL_EXPORTER_OTLP_HEADERS")},x-tenant=fleet`,
   },
+  HUB_NATS_URL: { HUB_NATS_URL: `nats://u:${secret("HUB_NATS_URL")}@hub:4222` },
+  HUB_NATS_TOKEN: { HUB_NATS_TOKEN: secret("HUB_NATS_TOKEN") },
+  HUB_NATS_PASSWORD: { HUB_NATS_USER: "hub", HUB_NATS_PASSWORD: secret("HUB_NATS_PASSWORD") },
+  HUB_NATS_NKEY_SEED: { HUB_NATS_NKEY_SEED: nkeySeed },
   POSTGRES_URL: { EXPORTER_TYPE: "postgres", POSTGRES_URL: `postgres://gpuid:${secret("POSTGRES_URL")}@db:5432/gpuid` },
   POSTGRES_PASSWORD: {
     EXPORTER_TYPE: "postgres",
@@ -57,6 +61,19 @@ const secretEnvironments: Readonly<Record<string, Readonly<Record<string, string
     POSTGRES_PASSWORD: secret("POSTGRES_PASSWORD"),
   },
 }
+
+/** A hub's pipeline, whose receiver has the HUB_NATS_ settings. */
+const hubPipeline = [
+  "receivers: { nats: { clusters: [east] } }",
+  "processors: { fleet: }",
+  "exporters: { stdout: }",
+  "service: { pipelines: { gpus: { receivers: [nats], processors: [fleet], exporters: [stdout] } } }",
+  "",
+].join("\n")
+
+/** The input that sets the secret `name` with `env`: a hub's pipeline for the hub receiver's settings. */
+const inputFor = (name: string, env: Readonly<Record<string, string>>): Input =>
+  name.startsWith("HUB_") ? { env: { ...cluster, ...env }, file: hubPipeline } : { env: { ...cluster, ...env } }
 
 /** The effective config of `input` as `config print` writes it. */
 const printConfig = (input: Input, options: { readonly redact?: boolean; readonly origins?: boolean } = {}): string => {
@@ -78,14 +95,14 @@ describe("redaction", () => {
 
   it.each(Object.entries(secretEnvironments))("hides %s from the printed config", (name, env) => {
     for (const origins of [false, true]) {
-      const text = printed({ env: { ...cluster, ...env } }, origins)
+      const text = printed(inputFor(name, env), origins)
       expect(text).not.toContain("s3cr3t")
       expect(text).not.toContain("S3CR3T")
       expect(text).toContain(REDACTED)
     }
     // The secret is really in the config: printing without redaction shows it.
-    const clear = printConfig({ env: { ...cluster, ...env } }, { redact: false })
-    expect(clear).toContain(name === "NATS_NKEY_SEED" ? nkeySeed : secret(name))
+    const clear = printConfig(inputFor(name, env), { redact: false })
+    expect(clear).toContain(name.endsWith("NATS_NKEY_SEED") ? nkeySeed : secret(name))
   })
 
   it("keeps what is not secret: header names, URL hosts and users of NATS", () => {

@@ -1,7 +1,7 @@
 import type { ComponentSettings } from "../../config/ComponentSettings.ts"
 import type { SettingRule } from "../../config/ResolveSettings.ts"
 import type { Setting } from "../../config/Setting.ts"
-import { DAY, notNegative, positive, SECOND, YEAR } from "../../config/SettingRules.ts"
+import { DAY, HOUR, notNegative, positive, SECOND, YEAR } from "../../config/SettingRules.ts"
 import { boolType, byteSizeType, durationType, enumType, stringType } from "../../config/SettingType.ts"
 import { type NatsConnectionConfig, natsConnectionSettings } from "../../natsclient/NatsConnectionSettings.ts"
 import {
@@ -129,6 +129,20 @@ export const natsKvBucketSetting: Setting<string> = {
     /^[A-Za-z0-9_-]+$/.test(value) ? undefined : "NATS KV bucket name must be letters, digits, '_' or '-'",
 }
 
+export const natsHeartbeatIntervalSetting: Setting<number> = {
+  key: "heartbeatInterval",
+  env: "HEARTBEAT_INTERVAL",
+  flag: "--heartbeat-interval",
+  type: durationType,
+  default: 30_000,
+  secret: "none",
+  label: "heartbeat interval",
+  bounds: { min: SECOND, max: HOUR, zeroDisables: true },
+  description:
+    "How often the exporter publishes the cluster's heartbeat on <prefix>.<cluster>.heartbeat, so that a hub knows the cluster is alive while nothing changes; 0 disables it.",
+  check: notNegative("heartbeat interval must be >= 0 (0 disables heartbeats)"),
+}
+
 export const natsCredsSetting: Setting<string> = natsConnection.creds
 export const natsTokenSetting: Setting<string> = natsConnection.token
 export const natsUserSetting: Setting<string> = natsConnection.user
@@ -174,6 +188,8 @@ export interface NatsExporterConfig extends NatsConnectionConfig {
   readonly stream?: string
   readonly streamSettings: NatsStreamSettings
   readonly kvBucket: string
+  /** How often the cluster's heartbeat is published; 0: never. */
+  readonly heartbeatIntervalMs: number
   readonly queue: QueueSettings
 }
 
@@ -189,6 +205,7 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
     natsStreamMaxAgeSetting,
     natsStreamMaxBytesSetting,
     natsKvBucketSetting,
+    natsHeartbeatIntervalSetting,
     natsCredsSetting,
     natsTokenSetting,
     natsUserSetting,
@@ -212,6 +229,7 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
         maxBytes: values.require(natsStreamMaxBytesSetting),
       },
       kvBucket: values.require(natsKvBucketSetting),
+      heartbeatIntervalMs: values.require(natsHeartbeatIntervalSetting),
       queue: queueSettingsOf(values),
     }
   },

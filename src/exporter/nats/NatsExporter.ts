@@ -10,6 +10,7 @@ import type { QueueSettings } from "../exporterhelper/QueueSettings.ts"
 import { type NatsExporterConfig, natsSettings } from "./NatsConfig.ts"
 import * as NatsCoreSink from "./NatsCoreSink.ts"
 import * as NatsFailureLog from "./NatsFailureLog.ts"
+import * as NatsHeartbeat from "./NatsHeartbeat.ts"
 import * as NatsJetStreamSink from "./NatsJetStreamSink.ts"
 import * as NatsLink from "./NatsLink.ts"
 import { isPermanent, natsReason } from "./NatsPermanentError.ts"
@@ -93,6 +94,13 @@ export const makeFactory = (
               ackTimeout,
               failures,
             })
+      yield* NatsHeartbeat.start({
+        link,
+        subjectPrefix: config.subjectPrefix,
+        ...(config.stream === undefined ? {} : { stream: config.stream }),
+        cluster: settings.clusterName,
+        intervalMs: config.heartbeatIntervalMs,
+      })
       const queue = options.queue ?? config.queue
       return yield* QueuedExporter.make({
         id: settings.id,

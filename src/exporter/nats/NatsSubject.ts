@@ -72,3 +72,10 @@ export const filterSubject = (prefix: string, filter: SubjectFilter): string =>
 
 /** Every subject the exporter publishes to under `prefix`, as a stream subject. */
 export const streamSubject = (prefix: string): string => `${prefix}.>`
+
+/**
+ * Where a cluster's heartbeat is published: `<prefix>.<cluster>.heartbeat`, one token fewer than any event
+ * subject, so no node's events can match it and `tail`'s filters never see it; the stream captures it.
+ */
+export const heartbeatSubject = (prefix: string, cluster: string): string =>
+  `${prefix}.${encodeSubjectToken(cluster)}.heartbeat`
