@@ -10,6 +10,11 @@ export interface ChurnRates {
   readonly gpuSwapsPerMinute: number
   /** Device-plugin pods that turn not ready for a moment (failing readiness probe). */
   readonly readinessFlapsPerMinute: number
+  /**
+   * Healthy GPU boards this cluster swaps with a host of the same model in another cluster of its board
+   * exchange (`BoardExchange`), which makes these swaps; nothing without one. Default 0.
+   */
+  readonly crossClusterSwapsPerMinute?: number
 }
 
 export const noChurn: ChurnRates = {
@@ -18,6 +23,7 @@ export const noChurn: ChurnRates = {
   nodeLeavesPerMinute: 0,
   gpuSwapsPerMinute: 0,
   readinessFlapsPerMinute: 0,
+  crossClusterSwapsPerMinute: 0,
 }
 
 /** The cluster changes churn can make; each picks its own target. */
@@ -60,7 +66,9 @@ export class Churn {
   }
 
   private reschedule(): void {
-    const active = Object.values(this.rates).some((rate) => rate > 0)
+    // Swaps between clusters are drawn by their exchange, on its own timer.
+    const { crossClusterSwapsPerMinute: _drawnByTheExchange, ...own } = this.rates
+    const active = Object.values(own).some((rate) => rate > 0)
     if (active && this.timer === undefined) this.timer = setInterval(() => this.tick(), tickMs)
     if (!active) this.stop()
   }
