@@ -70,6 +70,16 @@ const elementNames: Array<string | undefined> = new Array(nameSlots).fill(undefi
  */
 const followers = new Int32Array(nameSlots * 2).fill(-1)
 
+/** Whether `name` is written in `text` at `from`: a loop the compiler inlines, cheaper than `startsWith` for a name. */
+const isWrittenAt = (text: string, from: number, name: string): boolean => {
+  const length = name.length
+  if (from + length > text.length) return false
+  for (let at = 0; at < length; at++) {
+    if (text.charCodeAt(from + at) !== name.charCodeAt(at)) return false
+  }
+  return true
+}
+
 /** Whether the character at `at` ends a name the way a start tag's name ends in nvidia-smi's output. */
 const endsName = (text: string, at: number): boolean => {
   const code = text.charCodeAt(at)
@@ -377,7 +387,7 @@ export class XmlScanner {
         free = slot
         break
       }
-      if (known.length === length && text.startsWith(known, from)) {
+      if (known.length === length && isWrittenAt(text, from, known)) {
         this.nameSlot = slot
         return known
       }
@@ -414,7 +424,7 @@ export class XmlScanner {
     let nameEnd: number
     let name: string
     let slot: number
-    if (candidate !== undefined && text.startsWith(candidate, from) && endsName(text, from + candidate.length)) {
+    if (candidate !== undefined && isWrittenAt(text, from, candidate) && endsName(text, from + candidate.length)) {
       nameEnd = from + candidate.length
       name = candidate
       slot = predicted
@@ -547,7 +557,7 @@ export class XmlScanner {
   private scanCloseTag(text: string, from: number): number {
     const depth = this.open.length - 1
     const innermost = this.open[depth]
-    if (innermost !== undefined && this.startsWithName(text, from, innermost)) {
+    if (innermost !== undefined && isWrittenAt(text, from, innermost)) {
       // The usual case, `</name>` closing the innermost element, with no name built or looked up.
       const end = from + innermost.length
       if (end < text.length && text.charCodeAt(end) === greaterThan) return this.closeElement(depth, end + 1)
@@ -559,7 +569,7 @@ export class XmlScanner {
     if (text.charCodeAt(at) !== greaterThan) return this.fail("disallowed character in closing tag.")
     if (nameEnd === from) return this.fail("empty close tag.")
     if (innermost === undefined) return this.fail("unmatched closing tag.")
-    if (innermost.length !== nameEnd - from || !this.startsWithName(text, from, innermost)) {
+    if (innermost.length !== nameEnd - from || !isWrittenAt(text, from, innermost)) {
       return this.fail("unexpected close tag.")
     }
     return this.closeElement(depth, at + 1)
@@ -576,11 +586,6 @@ export class XmlScanner {
     if (this.stopped) return halted
     if (depth === 0) this.rootClosed = true
     return next
-  }
-
-  /** Whether `name` is written at `from`. */
-  private startsWithName(text: string, from: number, name: string): boolean {
-    return text.startsWith(name, from)
   }
 
   private scanBang(text: string, from: number): number {
