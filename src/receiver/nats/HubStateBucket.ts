@@ -14,6 +14,10 @@ export class HubStateError extends Schema.TaggedError<HubStateError>()("HubState
 }) {}
 
 const callTimeout = Duration.seconds(10)
+/** Keys read at once while loading. */
+const loadConcurrency = 256
+/** The whole load, every key of a large fleet included. */
+const loadTimeout = Duration.minutes(2)
 
 /** KV keys allow `[-/_=.a-zA-Z0-9]`; a UUID's other characters are written `=XX`. */
 const keyToken = (uuid: string): string =>
@@ -34,43 +38,57 @@ export interface HubState {
   readonly appliedSequence: number
 }
 
-const call = <A>(bucket: string, operation: string, run: () => Promise<A>): Effect.Effect<A, HubStateError> =>
+const call = <A>(
+  bucket: string,
+  operation: string,
+  run: () => Promise<A>,
+  timeout: Duration.Duration = callTimeout,
+): Effect.Effect<A, HubStateError> =>
   Effect.tryPromise({
     try: run,
     catch: (cause) =>
       new HubStateError({ bucket, operation, message: cause instanceof Error ? cause.message : String(cause) }),
   }).pipe(
-    Effect.timeout(callTimeout),
+    Effect.timeout(timeout),
     Effect.catchTag("TimeoutError", () =>
-      Effect.fail(
-        new HubStateError({ bucket, operation, message: `no answer within ${Duration.format(callTimeout)}` }),
-      ),
+      Effect.fail(new HubStateError({ bucket, operation, message: `no answer within ${Duration.format(timeout)}` })),
     ),
   )
 
 /** Reads every key of the bucket: the GPUs' places, the held removals and the sequence applied. */
 export const loadHubState = (kv: KV, bucket: string): Effect.Effect<HubState, HubStateError> =>
-  call(bucket, "load", async () => {
-    const places = new Map<string, GpuPlace>()
-    const held = new Map<string, GpuRecord>()
-    let appliedSequence = 0
-    const keys: Array<string> = []
-    for await (const key of await kv.keys()) keys.push(key)
-    for (const key of keys) {
-      const entry = await kv.get(key)
-      if (entry === null || entry.operation !== "PUT") continue
-      if (key === appliedKey) {
-        appliedSequence = Number(entry.string())
-      } else if (key.startsWith("place.")) {
-        const place = entry.json<GpuPlace & { readonly uuid: string }>()
-        places.set(place.uuid, { cluster: place.cluster, node: place.node, machine: place.machine })
-      } else if (key.startsWith("held.")) {
-        const removal = entry.json<GpuRecord>()
-        held.set(removal.uuid, removal)
+  call(
+    bucket,
+    "load",
+    async () => {
+      const places = new Map<string, GpuPlace>()
+      const held = new Map<string, GpuRecord>()
+      let appliedSequence = 0
+      const keys: Array<string> = []
+      for await (const key of await kv.keys()) keys.push(key)
+      // Read side by side, a bounded number at a time: a fleet of 100,000 GPUs is as many keys.
+      const entries = []
+      for (let start = 0; start < keys.length; start += loadConcurrency) {
+        const chunk = keys.slice(start, start + loadConcurrency)
+        const read = await Promise.all(chunk.map((key) => kv.get(key)))
+        entries.push(...chunk.map((key, index) => [key, read[index]] as const))
       }
-    }
-    return { snapshot: { places, held }, appliedSequence: Number.isFinite(appliedSequence) ? appliedSequence : 0 }
-  })
+      for (const [key, entry] of entries) {
+        if (entry === null || entry === undefined || entry.operation !== "PUT") continue
+        if (key === appliedKey) {
+          appliedSequence = Number(entry.string())
+        } else if (key.startsWith("place.")) {
+          const place = entry.json<GpuPlace & { readonly uuid: string }>()
+          places.set(place.uuid, { cluster: place.cluster, node: place.node, machine: place.machine })
+        } else if (key.startsWith("held.")) {
+          const removal = entry.json<GpuRecord>()
+          held.set(removal.uuid, removal)
+        }
+      }
+      return { snapshot: { places, held }, appliedSequence: Number.isFinite(appliedSequence) ? appliedSequence : 0 }
+    },
+    loadTimeout,
+  )
 
 /**
  * Writes the changes, the last one of each key winning, side by side, then the sequence they were applied

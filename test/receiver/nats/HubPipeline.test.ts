@@ -223,6 +223,20 @@ describe("a hub pipeline over leaf nats-servers with JetStream domains", () => {
     expect(cut().map((event) => event.record.id)).toEqual(written.map((event) => event.id))
   }, 90_000)
 
+  it("loses and repeats nothing while the hub's own nats-server is stopped for 20 s", async () => {
+    await topology.hub.stop()
+    const written = Array.from({ length: 20 }, (_, index) => record("added", "east", "e-7", `GPU-AWAY-${index}`))
+    await publish(...written)
+    await new Promise((resolve) => setTimeout(resolve, 20_000))
+    await topology.hub.start()
+    const away = () => hub.events.filter((event) => event.record.uuid.startsWith("GPU-AWAY-"))
+    await eventually(hub, "the hub catches up", () => away().length >= written.length)
+    const marker = record("added", "west", "w-3", "GPU-MARKER-0")
+    await publish(marker)
+    await eventually(hub, "a later record arrives", () => idsOf(hub.events).includes(marker.id))
+    expect(away().map((event) => event.record.id)).toEqual(written.map((event) => event.id))
+  }, 90_000)
+
   it("re-announces nothing after a restart of the hub service, and keeps a removal it held", async () => {
     const held = record("removed", "east", "e-1", "GPU-HELD-1")
     const before = record("added", "east", "e-1", "GPU-HELD-1")
