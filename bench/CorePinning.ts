@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process"
-import { availableParallelism } from "node:os"
+import { cpus } from "node:os"
 
 /**
  * Each measured process on a core of its own, as a cluster gives the API server and the service machines
@@ -15,7 +15,7 @@ let unpinnedWarned = false
 
 /** Why processes cannot be pinned here, or undefined when they can. */
 const unpinnedReason = (core: number): string | undefined => {
-  if (availableParallelism() <= core) return `this machine has ${availableParallelism()} core(s)`
+  if (cpus().length <= core) return `this machine has ${cpus().length} core(s)`
   if (!tasksetFound()) return "taskset is not installed (util-linux)"
   return undefined
 }
