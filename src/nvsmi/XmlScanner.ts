@@ -39,7 +39,7 @@ const lineSeparator = 0x2028
 const nameSlots = 4096
 const nameProbes = 4
 
-const runTooLong = `a text, comment, CDATA section, processing instruction, doctype or attribute value is longer than ${outputLimits.maxRunLength} characters`
+const runTooLong = `a comment, CDATA section, processing instruction, doctype, attribute value or entity is longer than ${outputLimits.maxRunLength} characters`
 const textOutsideRoot = "text data outside of root node."
 
 const predefinedEntities: ReadonlyMap<string, string> = new Map([
@@ -123,6 +123,8 @@ export class XmlScanner {
 
   private readonly reader: XmlScanReader
   private pending = ""
+  /** How long `pending` was when it was last scanned: it is scanned again once it has doubled. */
+  private scannedLength = 0
   private final = false
   private unfinished = false
   private heldLast = false
@@ -157,16 +159,26 @@ export class XmlScanner {
     this.pending = ""
   }
 
-  write(text: string): void {
-    if (this.stopped || text === "") return
-    const last = text.charCodeAt(text.length - 1)
+  write(chunk: string): void {
+    if (this.stopped || chunk === "") return
+    // As saxes does, a chunk's last line end or half pair waits for what follows it.
+    const last = chunk.charCodeAt(chunk.length - 1)
     this.heldLast = last === carriageReturn || (last >= 0xd800 && last <= 0xdbff)
+    if (!this.heldLast) {
+      this.scanChunk(chunk)
+      return
+    }
+    if (chunk.length > 1) this.scanChunk(chunk.slice(0, -1))
+    if (!this.stopped) this.pending += chunk.slice(-1)
+  }
+
+  private scanChunk(text: string): void {
     const pending = this.pending
     if (pending === "") {
       this.scan(text, 0)
       return
     }
-    if (text.length < pending.length) {
+    if (pending.length + text.length < 2 * this.scannedLength) {
       this.pending = pending + text
       return
     }
@@ -239,7 +251,10 @@ export class XmlScanner {
       if (next === halted) return
       if (next === needMore) {
         if (this.final) this.unfinished = true
-        else this.pending = text.slice(at)
+        else {
+          this.pending = text.slice(at)
+          this.scannedLength = this.pending.length
+        }
         return
       }
       at = next
@@ -713,9 +728,10 @@ export class XmlScanner {
       if (at >= length) return needMore
       if (text.charCodeAt(at) === questionMark) break
       const nameStart = at
-      while (at < length) {
+      // Whatever comes first is part of the name, an equals sign too, as saxes reads it.
+      for (let first = true; at < length; first = false) {
         const code = text.charCodeAt(at)
-        if (code === equalsSign || code === questionMark || isXmlSpace(code)) break
+        if (!first && (code === equalsSign || code === questionMark || isXmlSpace(code))) break
         const width = this.characterWidth(text, at)
         if (width === needMore) return needMore
         if (width < 0) return this.fail("disallowed character.")

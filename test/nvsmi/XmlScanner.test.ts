@@ -159,6 +159,8 @@ const variants: ReadonlyArray<readonly [string, string]> = [
     `Unable to determine the device handle for GPU1: 0000:34:00.0: Unknown Error\n${valid}`,
   ],
   ["an unexpected line first", `Something else\n${valid}`],
+  ["a carriage return last, after <", "<\r"],
+  ["a declaration's name starting with an equals sign", "<?xml\r='"],
   ["nothing", ""],
   ["blank", " \r\n\t"],
 ]
