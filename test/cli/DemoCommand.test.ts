@@ -25,7 +25,7 @@ const productionLikeTree = (): string => {
 describe("gpu-serials demo", () => {
   it("runs the service against the simulated cluster, prints records, the broken node's error and a summary", () => {
     const run = gpuSerials(["demo", "--duration", "6s"])
-    expect(run.stderr).toContain("simulated cluster at http://127.0.0.1:")
+    expect(run.stderr).toContain("simulated cluster at https://127.0.0.1:")
     expect(run.status).toBe(0)
     const records = jsonLines(run.stdout)
     expect(records.length).toBeGreaterThan(20)

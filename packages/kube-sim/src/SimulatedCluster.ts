@@ -31,6 +31,7 @@ import { DevicePluginDaemonSet } from "./cluster/DevicePluginDaemonSet.ts"
 import { draDriverChart, draKubeletPluginPod } from "./cluster/DraKubeletPluginPod.ts"
 import { DraSlicePublisher } from "./cluster/DraSlicePublisher.ts"
 import { nodeObject } from "./cluster/NodeObject.ts"
+import { clusterMember } from "./exchange/ClusterMember.ts"
 import { frameLayout } from "./exec/ChannelProtocol.ts"
 import type { ExecLatency } from "./exec/ExecLatency.ts"
 import { ExecLog, type ExecSession } from "./exec/ExecLog.ts"
@@ -44,6 +45,7 @@ import type { GpuHistory, GpuWhereabouts } from "./ledger/FleetTruth.ts"
 import type { LedgerEntry } from "./ledger/LedgerEntry.ts"
 import { type TrueHealthState, trueHealthState } from "./ledger/TrueHealth.ts"
 import { defaultExecLatency, defaultPodTimings, type SimulatedClusterOptions } from "./SimulatedClusterOptions.ts"
+import { makeServingCertificates } from "./tls/ServingCertificates.ts"
 
 /** One GPU as the simulated host has it now: what the service should end up reporting. */
 export interface SimulatedGpuView {
@@ -81,6 +83,9 @@ export interface SimulatedClusterStats {
   readonly execs: number
   readonly execSessionsOpen: number
   readonly watchesOpen: number
+  /** TLS handshakes the API server completed (0 over plain HTTP), and how many of them resumed a session. */
+  readonly tlsHandshakes: number
+  readonly tlsResumed: number
 }
 
 /** A client of the cluster with a kubeconfig of its own: the API server tells its requests apart by its token. */
@@ -126,7 +131,10 @@ export interface GroundTruth {
 
 /** A running simulated cluster: its address, its kubeconfig, and the controls tests and the demo use. */
 export interface SimulatedCluster {
+  /** `https://127.0.0.1:<port>`, or `http://` with `insecureHttp`. */
   readonly url: string
+  /** The CA (PEM) that signed the API server's certificate, as the kubeconfig carries it; undefined over plain HTTP. */
+  readonly certificateAuthority: string | undefined
   readonly kubeconfigPath: string
   readonly token: string
   readonly namespace: string
@@ -220,6 +228,9 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     seed,
     clusterName,
   })
+  if (options.exchange === undefined && (options.churn?.crossClusterSwapsPerMinute ?? 0) > 0)
+    throw new RangeError("churn.crossClusterSwapsPerMinute needs an exchange shared with another cluster")
+  options.exchange?.admit(clusterName, fleet)
   const ledger = new ClusterLedger({
     store,
     fleet,
@@ -284,6 +295,15 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
   const openWatches = new OpenWatches()
   const watchRandom = root.fork("watch")
   const release = dra ? releaseServing(options.draApiVersions ?? ["v1"]) : undefined
+  const certificates =
+    options.insecureHttp === true
+      ? undefined
+      : makeServingCertificates({
+          hosts: ["127.0.0.1", "localhost"],
+          commonName: `${clusterName}-apiserver`,
+          now: now(),
+          validDays: 365,
+        })
   const api = await ApiServer.listen(
     {
       store,
@@ -299,7 +319,11 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       ...(release === undefined ? {} : { version: release }),
     },
     options.port ?? 0,
+    certificates === undefined
+      ? undefined
+      : { certificate: certificates.serverCertificate, key: certificates.serverKey },
   )
+  const certificateAuthority = certificates?.caCertificate
 
   let temporaryDirectory: string | undefined
   let kubeconfigPath = options.kubeconfigPath
@@ -307,14 +331,27 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     temporaryDirectory = await mkdtemp(join(tmpdir(), "gpu-sim-"))
     kubeconfigPath = join(temporaryDirectory, "kubeconfig")
   }
-  await writeKubeconfig(kubeconfigPath, { server: api.url, token, clusterName, namespace })
+  await writeKubeconfig(kubeconfigPath, {
+    server: api.url,
+    token,
+    clusterName,
+    namespace,
+    ...(certificateAuthority === undefined ? {} : { certificateAuthority }),
+  })
   let clientDirectory: string | undefined
   const addClient = async (name: string): Promise<SimulatedClient> => {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new RangeError(`client name "${name}" is not a DNS label`)
     const clientToken = clients.add(name)
     clientDirectory ??= await mkdtemp(join(tmpdir(), "gpu-sim-clients-"))
     const path = join(clientDirectory, `kubeconfig-${name}`)
-    await writeKubeconfig(path, { server: api.url, token: clientToken, clusterName, namespace, user: name })
+    await writeKubeconfig(path, {
+      server: api.url,
+      token: clientToken,
+      clusterName,
+      namespace,
+      user: name,
+      ...(certificateAuthority === undefined ? {} : { certificateAuthority }),
+    })
     return { name, kubeconfigPath: path, token: clientToken }
   }
 
@@ -393,6 +430,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
     },
     churnRandom,
   )
+  options.exchange?.join(clusterMember({ cluster: clusterName, fleet, ledger, churn, daemonSet }))
   const driverFaults = new DriverFaults({ fleet, random: root.fork("driver-faults"), setFailure })
   const healthFaults = new HealthFaults({
     fleet,
@@ -416,6 +454,7 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
   let closed = false
   return {
     url: api.url,
+    certificateAuthority,
     kubeconfigPath,
     token,
     namespace,
@@ -480,10 +519,13 @@ export const startSimulatedCluster = async (options: SimulatedClusterOptions = {
       execs: runtime.execs,
       execSessionsOpen: exec.openSessions,
       watchesOpen: openWatches.size,
+      tlsHandshakes: api.stats.tlsHandshakes,
+      tlsResumed: api.stats.tlsResumed,
     }),
     close: async () => {
       if (closed) return
       closed = true
+      options.exchange?.leave(clusterName)
       churn.stop()
       clearInterval(faultTicker)
       daemonSet.close()

@@ -2,6 +2,7 @@ import type { ResourceApiVersion } from "./api/ResourceKind.ts"
 import type { ModelMix } from "./catalog/Fleet.ts"
 import type { ChurnRates } from "./cluster/Churn.ts"
 import type { PodTimings } from "./cluster/DevicePluginDaemonSet.ts"
+import type { BoardExchange } from "./exchange/BoardExchange.ts"
 import type { ExecLatency } from "./exec/ExecLatency.ts"
 import type { FaultRates } from "./faults/FaultPlan.ts"
 
@@ -28,6 +29,11 @@ export interface SimulatedClusterOptions {
   readonly clusterName?: string
   /** TCP port on 127.0.0.1; 0 picks a free one. Default 0. */
   readonly port?: number
+  /**
+   * Serves plain HTTP instead of HTTPS. By default the API server speaks TLS with a CA and serving
+   * certificate (127.0.0.1, localhost) made at start, and the kubeconfig carries the CA. Default false.
+   */
+  readonly insecureHttp?: boolean
   /** Where to write the kubeconfig; default a new temporary directory. */
   readonly kubeconfigPath?: string
   /** Bearer token of the kubeconfig user; default a random one. */
@@ -57,6 +63,12 @@ export interface SimulatedClusterOptions {
   readonly historyLimit?: number
   /** Server-side lifetime of a watch without `timeoutSeconds`; default 30 to 60 minutes, drawn per watch. */
   readonly watchTimeoutSeconds?: number
+  /**
+   * Boards shared with the other clusters started with the same exchange: at `churn.crossClusterSwapsPerMinute`
+   * a board of this cluster trades places with one of another cluster, and both ledgers record it. Each
+   * cluster needs its own `clusterName` and `seed`.
+   */
+  readonly exchange?: BoardExchange
   /** A file the ground-truth ledger is written to, one JSON entry per line, as changes happen; none unless given. */
   readonly ledgerPath?: string
 }

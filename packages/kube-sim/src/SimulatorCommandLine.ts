@@ -19,6 +19,7 @@ Starts a simulated Kubernetes cluster of GPU nodes on 127.0.0.1, writes its kube
   --model-mix M=W,...         weights of ${fleetModelNames.join(", ")}
   --exec-latency L            nvidia-smi run time: 200ms | 100ms-300ms | p50=150ms,p99=600ms
   --port N                    port on 127.0.0.1, 0 for any (default 0)
+  --insecure-http             serve plain HTTP instead of HTTPS (default HTTPS, its CA in the kubeconfig)
   --kubeconfig PATH           where to write the kubeconfig (default a temporary file)
   --namespace NS              device-plugin namespace (default gpu-operator; nvidia-dra-driver-gpu with --dra)
   --cluster-name NAME         name in the kubeconfig (default gpu-sim)
@@ -103,6 +104,7 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
       options: {
         help: { type: "boolean" },
         dra: { type: "boolean" },
+        "insecure-http": { type: "boolean" },
         ...Object.fromEntries([...numberFlags, ...textFlags].map((flag) => [flag, { type: "string" as const }])),
       },
     }).values
@@ -166,6 +168,7 @@ export const parseSimulatorCommand = (argv: ReadonlyArray<string>): SimulatorCom
 
   const options: Record<string, unknown> = {
     dra: values.dra === true ? true : undefined,
+    insecureHttp: values["insecure-http"] === true ? true : undefined,
     draApiVersions: draApiVersionsOf(text("dra-api-versions")),
     nodes: number("nodes"),
     port: number("port"),

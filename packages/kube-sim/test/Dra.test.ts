@@ -11,6 +11,7 @@ import {
   Watch,
 } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { requestApi } from "../src/ApiRequest.ts"
 import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
 import { eventually } from "./Eventually.ts"
 
@@ -101,8 +102,8 @@ describe("a cluster with NVIDIA's DRA driver", () => {
 
   it("serves resource.k8s.io (v1 preferred, v1beta2, v1beta1) in discovery, with resourceslices cluster-scoped", async () => {
     const get = async (path: string) => {
-      const response = await fetch(`${cluster.url}${path}`, { headers: { Authorization: `Bearer ${cluster.token}` } })
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+      const response = await requestApi(cluster, path)
+      return { status: response.status, body: JSON.parse(response.body) as Record<string, unknown> }
     }
     const groups = await get("/apis")
     expect(groups.body.groups).toContainEqual({
@@ -537,8 +538,8 @@ describe("the dra-mismatch fault", () => {
     const cluster = await startSimulatedCluster({ dra: true, draApiVersions: ["v1beta1"], nodes: 1, execLatency: 0 })
     try {
       const get = async (path: string) => {
-        const response = await fetch(`${cluster.url}${path}`, { headers: { Authorization: `Bearer ${cluster.token}` } })
-        return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+        const response = await requestApi(cluster, path)
+        return { status: response.status, body: JSON.parse(response.body) as Record<string, unknown> }
       }
       expect((await get("/apis/resource.k8s.io/v1/resourceslices")).status).toBe(404)
       expect((await get("/apis/resource.k8s.io")).body.versions).toEqual([
@@ -556,9 +557,7 @@ describe("the dra-mismatch fault", () => {
   it("is not served by a device-plugin cluster", async () => {
     const cluster = await startSimulatedCluster({ nodes: 1, execLatency: 0 })
     try {
-      const response = await fetch(`${cluster.url}/apis/resource.k8s.io/v1/resourceslices`, {
-        headers: { Authorization: `Bearer ${cluster.token}` },
-      })
+      const response = await requestApi(cluster, "/apis/resource.k8s.io/v1/resourceslices")
       expect(response.status).toBe(404)
     } finally {
       await cluster.close()

@@ -1,5 +1,6 @@
-import { connect, type Socket } from "node:net"
+import { connect as connectTcp, type Socket } from "node:net"
 import { Writable } from "node:stream"
+import { connect as connectTls, type TLSSocket } from "node:tls"
 import { ApiException, CoreV1Api, Exec, KubeConfig, type V1Status, Watch } from "@kubernetes/client-node"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
@@ -115,9 +116,14 @@ describe("fault injection", () => {
     cluster.faults.inject({ kind: "hang", match: { subresource: "exec" }, times: 1 })
     const requestsBefore = cluster.stats().requests
     const address = new URL(cluster.url)
-    const socket = await new Promise<Socket>((resolve, reject) => {
-      const connected = connect({ host: address.hostname, port: Number(address.port) }, () => resolve(connected))
+    const tcp = await new Promise<Socket>((resolve, reject) => {
+      const connected = connectTcp({ host: address.hostname, port: Number(address.port) }, () => resolve(connected))
       connected.once("error", reject)
+    })
+    tcp.on("error", () => undefined)
+    const socket = await new Promise<TLSSocket>((resolve, reject) => {
+      const secured = connectTls({ socket: tcp, ca: cluster.certificateAuthority ?? "" }, () => resolve(secured))
+      secured.once("error", reject)
     })
     socket.on("error", () => undefined)
     socket.write(
@@ -127,7 +133,7 @@ describe("fault injection", () => {
         "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
     )
     await eventually("the upgrade to be held", () => cluster.stats().requests > requestsBefore)
-    socket.resetAndDestroy()
+    tcp.resetAndDestroy()
     await new Promise((resolve) => setTimeout(resolve, 100))
     const listed = await core.listNamespacedPod({ namespace: cluster.namespace })
     expect(listed.items.length).toBeGreaterThan(0)

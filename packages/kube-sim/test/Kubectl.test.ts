@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CoordinationV1Api, KubeConfig, V1MicroTime } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parse } from "yaml"
+import { parse, stringify } from "yaml"
 import { type SimulatedCluster, startSimulatedCluster } from "../src/SimulatedCluster.ts"
 import { eventually } from "./Eventually.ts"
 import { parseReport } from "./nvidia-smi/SmiReport.ts"
@@ -79,6 +79,31 @@ describe("kubectl against the simulated cluster", () => {
     if (name === undefined) throw new Error(`no ${model} node`)
     return name
   }
+
+  it("speaks HTTPS, verified against the kubeconfig's CA, and a kubeconfig with another CA is refused", async () => {
+    expect(cluster.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
+    const handshakesBefore = cluster.stats().tlsHandshakes
+    const trusted = await kubectl("get", "nodes", "-o", "name")
+    expect(trusted.stderr).toBe("")
+    expect(trusted.code).toBe(0)
+    expect(cluster.stats().tlsHandshakes).toBeGreaterThan(handshakesBefore)
+    const other = await startSimulatedCluster({ nodes: 1, execLatency: 0 })
+    try {
+      const kubeconfig = parse(await readFile(cluster.kubeconfigPath, "utf8")) as {
+        clusters: Array<{ cluster: Record<string, unknown> }>
+      }
+      const entry = kubeconfig.clusters[0]
+      if (entry === undefined) throw new Error("the kubeconfig has no cluster")
+      entry.cluster["certificate-authority-data"] = Buffer.from(other.certificateAuthority ?? "").toString("base64")
+      const foreign = join(home, "kubeconfig-other-ca")
+      await writeFile(foreign, stringify(kubeconfig), { mode: 0o600 })
+      const refused = await kubectl("--kubeconfig", foreign, "get", "nodes", "-o", "name")
+      expect(refused.code).not.toBe(0)
+      expect(refused.stderr).toContain("x509: certificate signed by unknown authority")
+    } finally {
+      await other.close()
+    }
+  })
 
   it("get pods lists every device-plugin pod", async () => {
     const result = await kubectl("get", "pods", "-n", cluster.namespace)

@@ -5,6 +5,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parse } from "yaml"
+import { requestApi } from "../src/ApiRequest.ts"
 import { FleetTruth } from "../src/ledger/FleetTruth.ts"
 import { parseLedger } from "../src/ledger/LedgerJsonl.ts"
 
@@ -43,9 +45,23 @@ describe("the simulated cluster as a separate process", () => {
       })
       const started = JSON.parse(line) as { url: string; kubeconfigPath: string; nodes: number; namespace: string }
       expect(started).toMatchObject({ kubeconfigPath, ledgerPath, nodes: 300, namespace: "gpu-operator" })
-      expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(started.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
       expect(existsSync(kubeconfigPath)).toBe(true)
-      const version = (await (await fetch(`${started.url}/version`)).json()) as { gitVersion: string }
+      const kubeconfig = parse(await readFile(kubeconfigPath, "utf8")) as {
+        clusters: Array<{ cluster: { server: string; "certificate-authority-data": string } }>
+        users: Array<{ user: { token: string } }>
+      }
+      const cluster = kubeconfig.clusters[0]?.cluster
+      expect(cluster?.server).toBe(started.url)
+      const response = await requestApi(
+        {
+          url: started.url,
+          token: kubeconfig.users[0]?.user.token ?? "",
+          certificateAuthority: Buffer.from(cluster?.["certificate-authority-data"] ?? "", "base64").toString(),
+        },
+        "/version",
+      )
+      const version = JSON.parse(response.body) as { gitVersion: string }
       expect(version.gitVersion).toMatch(/^v1\.32\./)
     } finally {
       child.kill("SIGTERM")

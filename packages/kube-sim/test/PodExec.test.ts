@@ -131,9 +131,9 @@ describe("exec into device-plugin pods", () => {
 
   const rawExec = (nodeName: string, protocols: string[]) =>
     new WebSocket(
-      `${cluster.url.replace("http:", "ws:")}/api/v1/namespaces/${cluster.namespace}/pods/${cluster.podOf(nodeName)}/exec?command=nvidia-smi&command=-L&container=${cluster.container}&stdout=true&stderr=true`,
+      `${cluster.url.replace(/^http/, "ws")}/api/v1/namespaces/${cluster.namespace}/pods/${cluster.podOf(nodeName)}/exec?command=nvidia-smi&command=-L&container=${cluster.container}&stdout=true&stderr=true`,
       protocols,
-      { headers: { Authorization: `Bearer ${cluster.token}` } },
+      { headers: { Authorization: `Bearer ${cluster.token}` }, ca: cluster.certificateAuthority ?? "" },
     )
 
   it("speaks v4.channel.k8s.io to a client that does not offer v5", async () => {

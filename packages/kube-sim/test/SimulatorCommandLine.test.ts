@@ -11,6 +11,11 @@ describe("the simulator's command line", () => {
     expect(() => parseSimulatorCommand(["--fault-dra-mismatch", "2"])).toThrow(CommandLineError)
   })
 
+  it("serves plain HTTP only with --insecure-http", () => {
+    expect(parseSimulatorCommand(["--insecure-http"])).toEqual({ help: false, options: { insecureHttp: true } })
+    expect(parseSimulatorCommand([])).toEqual({ help: false, options: {} })
+  })
+
   it("turns flags into cluster options", () => {
     expect(
       parseSimulatorCommand([

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { SimulatedCluster } from "@gpu-serials/kube-sim"
+import { requestApi, type SimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect } from "effect"
 import { eventually, execsRanNvidiaSmiDirectly, failures, gone, reads, startHarness } from "./ReceiverHarness.ts"
 
@@ -443,11 +443,11 @@ describe("kube_exec receiver: shutdown", () => {
 /** Removes GPU Feature Discovery's driver label from every node, as on a cluster without GFD. */
 const unlabelDriverBranch = async (cluster: SimulatedCluster): Promise<void> => {
   for (const name of cluster.nodeNames()) {
-    const response = await fetch(`${cluster.url}/api/v1/nodes/${name}`, {
+    const response = await requestApi(cluster, `/api/v1/nodes/${name}`, {
       method: "PATCH",
-      headers: { "content-type": "application/merge-patch+json", authorization: `Bearer ${cluster.token}` },
+      headers: { "content-type": "application/merge-patch+json" },
       body: JSON.stringify({ metadata: { labels: { "nvidia.com/cuda.driver.major": null } } }),
     })
-    if (!response.ok) throw new Error(`unlabelling node ${name}: ${response.status}`)
+    if (response.status !== 200) throw new Error(`unlabelling node ${name}: ${response.status}`)
   }
 }

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { SimulatedCluster } from "@gpu-serials/kube-sim"
+import { requestApi, type SimulatedCluster } from "@gpu-serials/kube-sim"
 import { Effect } from "effect"
 import { csvQueryArgv } from "../../../src/nvsmi/Command.ts"
 import { eventually, type Harness, type HarnessOptions, reads, startHarness } from "./ReceiverHarness.ts"
@@ -23,12 +23,12 @@ const mixedDrivers = (before?: HarnessOptions["before"]): HarnessOptions => ({
 /** Removes GPU Feature Discovery's driver-branch label, so the service knows nothing of a node's driver. */
 const unlabelDriverBranch = async (cluster: SimulatedCluster): Promise<void> => {
   for (const name of cluster.nodeNames()) {
-    const response = await fetch(`${cluster.url}/api/v1/nodes/${name}`, {
+    const response = await requestApi(cluster, `/api/v1/nodes/${name}`, {
       method: "PATCH",
-      headers: { "content-type": "application/merge-patch+json", authorization: `Bearer ${cluster.token}` },
+      headers: { "content-type": "application/merge-patch+json" },
       body: JSON.stringify({ metadata: { labels: { "nvidia.com/cuda.driver.major": null } } }),
     })
-    if (!response.ok) throw new Error(`unlabelling node ${name}: ${response.status}`)
+    if (response.status !== 200) throw new Error(`unlabelling node ${name}: ${response.status}`)
   }
 }
 
