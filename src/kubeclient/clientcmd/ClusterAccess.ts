@@ -44,8 +44,24 @@ const material = (path: string | undefined, data: string | undefined): (() => Pr
   return undefined
 }
 
-/** One agent per cluster, as client-node keeps one, so connections are pooled by their TLS material. */
-const agentFor = (server: string): http.Agent => (server.startsWith("https:") ? new https.Agent() : new http.Agent())
+/**
+ * An idle connection is closed after this long: well under the API server's own idle timeout (90 s in
+ * kube-apiserver) and the 20 to 60 s of the load balancers usually in front of it, so a request is not
+ * sent on a connection the other end is closing.
+ */
+export const idleConnectionMs = 15_000
+
+/**
+ * One agent per cluster, as client-node keeps one. It keeps connections alive, so a REST call and the next
+ * exec's WebSocket upgrade take an idle connection instead of a new one, and it keeps the TLS sessions of
+ * the server (TLS 1.3 tickets), so a new connection resumes one instead of a full handshake. Both are keyed
+ * by the server and the TLS material (CA, client certificate, server name): a changed CA neither reuses a
+ * connection nor resumes a session made under the old one.
+ */
+const agentFor = (server: string): http.Agent =>
+  server.startsWith("https:")
+    ? new https.Agent({ keepAlive: true, timeout: idleConnectionMs })
+    : new http.Agent({ keepAlive: true, timeout: idleConnectionMs })
 
 /**
  * Access with the static credentials of a kubeconfig: a bearer token (or a token file), a client

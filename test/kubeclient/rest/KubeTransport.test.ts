@@ -13,8 +13,8 @@ import { KubeApi } from "../../../src/kubeclient/rest/KubeApi.ts"
 import { secureContexts } from "../../../src/kubeclient/rest/KubeTransport.ts"
 import { makeTestCertificates } from "../../support/TestCertificates.ts"
 
-// The simulated cluster serves plain HTTP only; TLS and the CA of a kubeconfig are checked against this
-// small HTTPS API server with a certificate made for the test.
+// TLS cases the simulated cluster does not cover (a client certificate, a proxy's page, the pod's
+// service account) are checked against this small HTTPS API server with a certificate made for the test.
 
 const token = "tls-test-token"
 
