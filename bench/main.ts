@@ -11,6 +11,7 @@ import { fleetScaleScenario, pipelineBench, pipelineScenarios } from "./Pipeline
 import { postgresBench } from "./PostgresBench.ts"
 import { scrapeBench } from "./ScrapeBench.ts"
 import { soakBench, soakScenario } from "./SoakBench.ts"
+import { tlsHandshakeBench } from "./TlsHandshakeBench.ts"
 import { worstInputBench } from "./WorstInputBench.ts"
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}, node ${process.versions.node}`
@@ -49,6 +50,7 @@ if (wanted("http")) print(await httpBench())
 if (wanted("postgres")) print(await postgresBench())
 if (wanted("cli")) print(cliBench(Math.max(runs, 3)))
 if (wanted("scrape")) print(await scrapeBench())
+if (wanted("tls")) print(await tlsHandshakeBench(Math.max(runs, 3)))
 if (wanted("api")) print(await apiBench())
 if (wanted("api")) print(await fleetPageBench())
 if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario, runs))
