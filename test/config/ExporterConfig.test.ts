@@ -26,6 +26,7 @@ describe("typed sections of the built-in exporters", () => {
     expect(Result.getOrThrow(decodeNatsExporterConfig(section("nats")))).toEqual({
       servers: ["nats://a:4222", "nats://b:4222"],
       subjectPrefix: "gpu.serials",
+      streamExpect: true,
       kvBucket: "gpu_serials",
       heartbeatIntervalMs: 30_000,
       auth: { kind: "userPassword", user: "u", password: "p" },

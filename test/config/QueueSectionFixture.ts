@@ -16,6 +16,7 @@ export const defaultQueueSection = {
 /** The stream keys of a resolved `nats` section with every default, as the config file writes them. */
 export const defaultNatsStreamSection = {
   streamCreate: true,
+  streamExpect: true,
   duplicateWindow: "2m",
   retention: "limits",
   maxAge: "168h",

@@ -336,6 +336,7 @@ describe("built-in exporter variables", () => {
           stream: "GPUS",
           ...defaultNatsStreamSection,
           kvBucket: "where",
+          heartbeatInterval: "30s",
           ...defaultQueueSection,
         },
       },

@@ -69,6 +69,17 @@ export const natsStreamCreateSetting: Setting<boolean> = {
     "Whether the exporter creates the stream when missing and updates its subjects, duplicate window, max age and max bytes; false: the stream must exist.",
 }
 
+export const natsStreamExpectSetting: Setting<boolean> = {
+  key: "streamExpect",
+  env: "NATS_STREAM_EXPECT",
+  type: boolType,
+  default: true,
+  secret: "none",
+  label: "NATS stream expect",
+  description:
+    "Whether each publish carries Nats-Expected-Stream, so that a publish another stream captures is refused; nats-server before 2.10.14 cannot source such messages into a hub, so a cluster whose stream a hub on those versions sources sets false.",
+}
+
 export const natsStreamDuplicateWindowSetting: Setting<number> = {
   key: "duplicateWindow",
   env: "NATS_STREAM_DUPLICATE_WINDOW",
@@ -187,6 +198,8 @@ export interface NatsExporterConfig extends NatsConnectionConfig {
   /** JetStream stream; absent: core NATS publish. */
   readonly stream?: string
   readonly streamSettings: NatsStreamSettings
+  /** Whether each publish names the stream it expects (`Nats-Expected-Stream`). */
+  readonly streamExpect: boolean
   readonly kvBucket: string
   /** How often the cluster's heartbeat is published; 0: never. */
   readonly heartbeatIntervalMs: number
@@ -200,6 +213,7 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
     natsSubjectPrefixSetting,
     natsStreamSetting,
     natsStreamCreateSetting,
+    natsStreamExpectSetting,
     natsStreamDuplicateWindowSetting,
     natsStreamRetentionSetting,
     natsStreamMaxAgeSetting,
@@ -228,6 +242,7 @@ export const natsSettings: ComponentSettings<NatsExporterConfig> = {
         maxAgeMs: values.require(natsStreamMaxAgeSetting),
         maxBytes: values.require(natsStreamMaxBytesSetting),
       },
+      streamExpect: values.require(natsStreamExpectSetting),
       kvBucket: values.require(natsKvBucketSetting),
       heartbeatIntervalMs: values.require(natsHeartbeatIntervalSetting),
       queue: queueSettingsOf(values),

@@ -91,6 +91,7 @@ export const makeFactory = (
               link,
               subjectPrefix: config.subjectPrefix,
               stream: config.stream,
+              expectStream: config.streamExpect,
               ackTimeout,
               failures,
             })

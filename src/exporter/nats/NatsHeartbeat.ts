@@ -34,7 +34,6 @@ export const start = (options: {
         if (stream === undefined) return connection.publish(subject, payload)
         await jetstream(connection).publish(subject, payload, {
           msgID: `heartbeat.${options.cluster}.${time}`,
-          expect: { streamName: stream },
           timeout: Duration.toMillis(publishTimeout),
           retries: 0,
         })

@@ -25,6 +25,8 @@ export const make = (options: {
   readonly link: NatsLink
   readonly subjectPrefix: string
   readonly stream: string
+  /** Whether each publish carries `Nats-Expected-Stream`: a hub on nats-server before 2.10.14 cannot source it. */
+  readonly expectStream: boolean
   readonly ackTimeout: Duration.Duration
   readonly failures: NatsFailureLog
 }): Sink => {
@@ -41,7 +43,7 @@ export const make = (options: {
               return client.publish(message.subject, message.payload, {
                 msgID: message.id,
                 headers: message.headers,
-                expect: { streamName: options.stream },
+                ...(options.expectStream ? { expect: { streamName: options.stream } } : {}),
                 timeout,
                 retries: 0,
               })

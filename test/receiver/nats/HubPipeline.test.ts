@@ -1,4 +1,5 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
+import { Kvm } from "@nats-io/kv"
 import { connect, type NatsConnection } from "@nats-io/transport-node"
 import { Effect, Exit, Fiber, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -7,9 +8,14 @@ import { resolveConfig } from "../../../src/config/ResolveConfig.ts"
 import type { ServiceConfig } from "../../../src/config/ServiceConfig.ts"
 import { heartbeatSchema } from "../../../src/domain/ClusterHeartbeat.ts"
 import { type GpuRecord, recordSchema } from "../../../src/domain/GpuRecord.ts"
+import { upsert } from "../../../src/domain/InventoryChange.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
 import type { InventoryEventKind } from "../../../src/domain/InventoryEventKind.ts"
 import { recordId } from "../../../src/domain/RecordId.ts"
+import { locate } from "../../../src/exporter/nats/GpuLocationLookup.ts"
+import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
+import { storeFactory as natsKvStore } from "../../../src/exporter/nats/NatsKvInventoryStore.ts"
+import { streamConfig } from "../../../src/exporter/nats/NatsStream.ts"
 import { eventSubject } from "../../../src/exporter/nats/NatsSubject.ts"
 import { recordJson } from "../../../src/exporter/RecordJson.ts"
 import * as JsonLogger from "../../../src/log/JsonLogger.ts"
@@ -41,7 +47,9 @@ beforeAll(async () => {
   for (const cluster of clusters) {
     await connectLeaf(cluster)
     const manager = await jetstreamManager(leaves.get(cluster)?.connection as NatsConnection)
-    await manager.streams.add({ name: clusterStream, subjects: [`${prefix}.>`], duplicate_window: 120_000_000_000 })
+    // As the cluster's nats exporter creates it, so that the exporter finds nothing to update: nats-server
+    // 2.9 drops a source's consumer when the stream it reads is updated.
+    await manager.streams.add(streamConfig(clusterStream, prefix, NatsExporter.factory.defaultConfig.streamSettings))
   }
 }, 60_000)
 
@@ -201,6 +209,61 @@ describe("a hub pipeline over leaf nats-servers with JetStream domains", () => {
       previousNode: "e-1",
       previousMachine: "e-1-vm",
     })
+  }, 60_000)
+
+  it("hears a cluster's own nats exporter and store through its leaf: its records, and where finds its GPU in the hub bucket", async () => {
+    const exported = record("added", "east", "e-5", "GPU-REAL-1")
+    const config = {
+      ...NatsExporter.factory.defaultConfig,
+      servers: [topology.leaf("east").url],
+      stream: clusterStream,
+      // nats-server before 2.10.14 cannot source a message that names the stream it expects.
+      streamExpect: false,
+      heartbeatIntervalMs: 300,
+    }
+    const hubConnection = await connect({ servers: topology.hub.url })
+    try {
+      const located = await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const settings = { id: "nats", clusterName: "east", serviceVersion: "0.0.0-test" }
+            const exporter = yield* NatsExporter.factory.create(config, settings)
+            yield* exporter.export([{ record: exported, origin: {} }])
+            yield* exporter.flush("5 seconds")
+            const store = yield* natsKvStore.create(config, settings)
+            const now = new Date()
+            yield* store.apply([
+              upsert({
+                uuid: "GPU-REAL-1",
+                node: "e-5",
+                machine: "e-5-vm",
+                pod: { namespace: "gpu-operator", name: "nvidia-device-plugin-daemonset-abcde" },
+                gpu: { index: 0, uuid: "GPU-REAL-1", serial: "1650999000111" },
+                serialShared: false,
+                firstSeen: now,
+                lastSeen: now,
+                lastReported: now,
+              }),
+            ])
+            yield* Effect.promise(() =>
+              eventually(hub, "the hub forwards the exporter's record", () => idsOf(hub.events).includes(exported.id)),
+            )
+            const hubBucket = yield* Effect.promise(() => new Kvm(hubConnection).open("gpu_serials"))
+            for (let attempt = 0; attempt < 100; attempt++) {
+              const found = yield* locate(hubBucket, "gpu_serials", "1650999000111")
+              if (found.length > 0) return found
+              yield* Effect.sleep("100 millis")
+            }
+            return []
+          }),
+        ),
+      )
+      expect(located.map((location) => [location.cluster, location.node, location.uuid])).toEqual([
+        ["east", "e-5", "GPU-REAL-1"],
+      ])
+    } finally {
+      await hubConnection.close()
+    }
   }, 60_000)
 
   it("loses and repeats nothing of a leaf cut from the hub for 20 s", async () => {
