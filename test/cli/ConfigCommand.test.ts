@@ -25,6 +25,33 @@ describe("gpu-serials config", () => {
     expect(run.status).toBe(0)
   })
 
+  it("accepts a hub's pipeline and refuses a receiver and processor that do not fit each other, exit 2", () => {
+    const folder = mkdtempSync(join(tmpdir(), "gpu-serials-hub-config-"))
+    const file = (receiver: string, processor: string) => {
+      const path = join(folder, `${receiver}-${processor}.yaml`)
+      writeFileSync(
+        path,
+        [
+          "cluster: { name: fleet }",
+          "receivers: { nats: { url: nats://hub:4222, clusters: [east, west] }, kube_exec: }",
+          "processors: { fleet:, inventory: }",
+          "exporters: { stdout: }",
+          `service: { pipelines: { gpus: { receivers: [${receiver}], processors: [${processor}], exporters: [stdout] } } }`,
+          "",
+        ].join("\n"),
+      )
+      return path
+    }
+    const hub = gpuSerials(["config", "validate", "--config", file("nats", "fleet")])
+    expect(hub.stderr).toBe("")
+    expect(hub.status).toBe(0)
+    const mismatched = gpuSerials(["config", "validate", "--config", file("nats", "inventory")])
+    expect(mismatched.status).toBe(2)
+    expect(mismatched.stderr).toContain(
+      'service.pipelines.gpus.processors: processor "inventory" takes node observations and receiver "nats" makes cluster observations',
+    )
+  })
+
   it("names a missing config file under the key that named it", () => {
     const run = gpuSerials(["config", "validate", "--config", "/nonexistent.yaml"], { env: { CLUSTER_NAME: "c" } })
     expect(run.status).toBe(2)
