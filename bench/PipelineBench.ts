@@ -28,9 +28,6 @@ export const pipelineScenariosAt = (nodes: number): ReadonlyArray<PipelineScenar
   { nodes, qps: 1_000, workers: 64, execLatencyMs: 200 },
 ]
 
-/** The scenarios `npm run bench -- pipeline` runs without `--nodes`. */
-export const pipelineScenarios = pipelineScenariosAt(2_000)
-
 /** The fleet-scale case, run only when asked for (`npm run bench -- pipeline50k`): its sync takes minutes. */
 export const fleetScaleScenario: PipelineScenario = { nodes: 50_000, qps: 1_000, workers: 64, execLatencyMs: 200 }
 

@@ -7,7 +7,7 @@ import { inventoryBench } from "./InventoryBench.ts"
 import { natsBench } from "./NatsBench.ts"
 import { otlpBench } from "./OtlpBench.ts"
 import { parseBench } from "./ParseBench.ts"
-import { fleetScaleScenario, pipelineBench, pipelineScenarios } from "./PipelineBench.ts"
+import { fleetScaleScenario, pipelineBench, pipelineScenariosAt } from "./PipelineBench.ts"
 import { postgresBench } from "./PostgresBench.ts"
 import { scrapeBench } from "./ScrapeBench.ts"
 import { soakBench, soakScenario } from "./SoakBench.ts"
@@ -24,10 +24,14 @@ const wholeNumberFlag = (flag: string, fallback: number): number => {
   return value
 }
 const runs = wholeNumberFlag("--runs", 1)
+/** The pipeline scenarios' runs: 3 unless `--runs` says otherwise. */
+const pipelineRuns = args.includes("--runs") ? runs : 3
+/** The pipeline scenarios' fleet size (`--nodes 10000` for the larger fleet). */
+const pipelineNodes = wholeNumberFlag("--nodes", 2_000)
 /** How long `soak` runs, in minutes. */
 const soakMinutes = wholeNumberFlag("--minutes", 30)
 /** The flags followed by a value; the others stand alone. */
-const flagsWithValue = new Set(["--runs", "--minutes", "--heap-snapshots"])
+const flagsWithValue = new Set(["--runs", "--minutes", "--heap-snapshots", "--nodes"])
 const only = args.filter((arg, at) => !arg.startsWith("--") && !flagsWithValue.has(args[at - 1] ?? ""))
 /** The folder `soak` writes its two heap snapshots to, none without the flag. */
 const heapSnapshotFolder = args.includes("--heap-snapshots") ? args[args.indexOf("--heap-snapshots") + 1] : undefined
@@ -53,7 +57,8 @@ if (wanted("scrape")) print(await scrapeBench())
 if (wanted("tls")) print(await tlsHandshakeBench(Math.max(runs, 3)))
 if (wanted("api")) print(await apiBench())
 if (wanted("api")) print(await fleetPageBench())
-if (wanted("pipeline")) for (const scenario of pipelineScenarios) print(await pipelineBench(scenario, runs))
+if (wanted("pipeline"))
+  for (const scenario of pipelineScenariosAt(pipelineNodes)) print(await pipelineBench(scenario, pipelineRuns))
 if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))
 if (named("soak"))
   print(
