@@ -17,6 +17,7 @@ Commands:
   config print      print the effective configuration, secrets redacted
   where SERIAL|UUID print where a GPU is now, from the NATS KV bucket of current locations
   tail              print the inventory events published on NATS as they arrive
+  hub status        list the clusters of a hub: last heard, source lag, GPUs
   version           print the version
 
 'gpu-serials COMMAND --help' describes a command. Exit codes: 0 ok, 1 runtime failure, 2 usage or
@@ -52,6 +53,10 @@ const commands = {
   tail: {
     usage: () => import("./commands/tail/TailUsage.ts").then((module) => module.tailUsage),
     command: () => import("./commands/tail/TailCommand.ts").then((module) => module.tailCommand),
+  },
+  hub: {
+    usage: () => import("./commands/hub/HubUsage.ts").then((module) => module.hubUsage),
+    command: () => import("./commands/hub/HubCommand.ts").then((module) => module.hubCommand),
   },
 }
 

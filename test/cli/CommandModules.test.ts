@@ -38,7 +38,7 @@ const loadedPackages = (args: ReadonlyArray<string>, env: Readonly<Record<string
 
 describe("the modules a command loads", () => {
   it("version and the help of every command load no client library", () => {
-    const helps = ["run", "demo", "parse", "config", "where", "tail"].map((command) => [command, "--help"])
+    const helps = ["run", "demo", "parse", "config", "where", "tail", "hub"].map((command) => [command, "--help"])
     for (const args of [["version"], ["--help"], ["help", "run"], ...helps]) {
       const run = loadedPackages(args)
       expect(run.status, run.stderr).toBe(0)

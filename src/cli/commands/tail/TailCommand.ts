@@ -9,6 +9,7 @@ import { redactUrlsIn } from "../../../log/UrlRedaction.ts"
 import { NatsConnectError } from "../../../natsclient/NatsConnectError.ts"
 import { connectTimeout, scoped as scopedConnection, serverList } from "../../../natsclient/NatsConnection.ts"
 import { CliIo } from "../../CliIo.ts"
+import { clusterSelection } from "../../ClusterOption.ts"
 import { type CommandLineSpec, parseCommandLine } from "../../CommandLine.ts"
 import { ExitCode } from "../../ExitCode.ts"
 import { optionProblem, usageFailure } from "../../UsageFailure.ts"
@@ -40,8 +41,10 @@ export const tailCommand = Effect.fn("TailCommand")(function* (argv: ReadonlyArr
   const event = options.get("event")
   const countText = options.get("count")
   const count = countText === undefined ? undefined : Number(countText)
+  const { clusters, problems: clusterProblems } = clusterSelection(commandLine)
   const problems = [
     ...commandLine.problems.map(optionProblem),
+    ...clusterProblems,
     ...commandLine.positionals.map((argument) => ({ message: `unexpected argument ${argument}` })),
     ...(event === undefined || inventoryEventKinds.some((kind) => kind === event)
       ? []
@@ -56,20 +59,22 @@ export const tailCommand = Effect.fn("TailCommand")(function* (argv: ReadonlyArr
   }
   if (problems.length > 0 || Result.isFailure(config)) return yield* usageFailure("tail", problems, tailUsage)
 
-  const cluster = options.get("cluster")
   const node = options.get("node")
-  const subject = filterSubject(config.success.subjectPrefix, {
-    ...(cluster === undefined ? {} : { cluster }),
-    ...(node === undefined ? {} : { node }),
-    ...(event === undefined ? {} : { event }),
-  })
+  // One subject per cluster followed: a subject names one cluster token or all of them.
+  const subjects = (clusters.length === 0 ? [undefined] : clusters).map((cluster) =>
+    filterSubject(config.success.subjectPrefix, {
+      ...(cluster === undefined ? {} : { cluster }),
+      ...(node === undefined ? {} : { node }),
+      ...(event === undefined ? {} : { event }),
+    }),
+  )
   return yield* Effect.scoped(
     Effect.gen(function* () {
       const connection = yield* scopedConnection(config.success, "gpu-serials tail")
-      const subscription = connection.subscribe(subject)
+      const subscriptions = subjects.map((subject) => connection.subscribe(subject))
       yield* Effect.tryPromise(() => connection.flush()).pipe(Effect.timeout(connectTimeout))
-      yield* io.stderr(`gpu-serials tail: listening on ${subject}\n`)
-      const records = messages(subscription)
+      yield* io.stderr(`gpu-serials tail: listening on ${subjects.join(", ")}\n`)
+      const records = Stream.mergeAll(subscriptions.map(messages), { concurrency: "unbounded" })
       yield* (count === undefined ? records : Stream.take(records, count)).pipe(
         Stream.runForEach((message) => io.stdout(`${decoder.decode(message.data)}\n`)),
       )

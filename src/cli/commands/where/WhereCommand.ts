@@ -7,6 +7,7 @@ import { natsCommandConfig, natsSettingFlags } from "../../../exporter/nats/Nats
 import { redactUrlsIn } from "../../../log/UrlRedaction.ts"
 import { scoped as scopedConnection } from "../../../natsclient/NatsConnection.ts"
 import { CliIo } from "../../CliIo.ts"
+import { clusterSelection } from "../../ClusterOption.ts"
 import { type CommandLineSpec, parseCommandLine } from "../../CommandLine.ts"
 import { ExitCode } from "../../ExitCode.ts"
 import { healthText } from "../../HealthText.ts"
@@ -55,7 +56,7 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
   const io = yield* CliIo
   const commandLine = parseCommandLine(argv, spec)
   const format = commandLine.options.get("format") ?? "table"
-  const cluster = commandLine.options.get("cluster")
+  const { clusters, problems: clusterProblems } = clusterSelection(commandLine)
   const [wanted, ...extra] = commandLine.positionals
   const problems = [
     ...commandLine.problems.map(optionProblem),
@@ -63,7 +64,7 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
       ? []
       : [{ message: `--format must be table or json, not ${format}` }]),
     ...(wanted === undefined || wanted === "" ? [{ message: "where needs a serial or a uuid" }] : []),
-    ...(cluster === "" ? [{ message: "--cluster needs a cluster name" }] : []),
+    ...clusterProblems,
     ...extra.map((argument) => ({ message: `unexpected argument ${argument}` })),
   ]
   const config = natsCommandConfig(commandLine.options, io.env)
@@ -78,10 +79,15 @@ export const whereCommand = Effect.fn("WhereCommand")(function* (argv: ReadonlyA
     Effect.gen(function* () {
       const connection = yield* scopedConnection(config.success, "gpu-serials where")
       const kv = yield* openExistingBucket(connection, bucket)
-      const locations = yield* locate(kv, bucket, wanted, cluster)
+      const locations =
+        clusters.length === 0
+          ? yield* locate(kv, bucket, wanted)
+          : (yield* Effect.forEach(clusters, (cluster) => locate(kv, bucket, wanted, cluster))).flat()
       if (locations.length === 0) {
         const where =
-          cluster === undefined ? `bucket ${bucket}` : `cluster ${terminalText(cluster)} of bucket ${bucket}`
+          clusters.length === 0
+            ? `bucket ${bucket}`
+            : `${clusters.length === 1 ? "cluster" : "clusters"} ${terminalText(clusters.join(", "))} of bucket ${bucket}`
         yield* io.stderr(`gpu-serials where: no GPU with serial or uuid ${terminalText(wanted)} in ${where}\n`)
         return ExitCode.failure
       }
