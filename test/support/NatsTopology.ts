@@ -1,8 +1,18 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { natsServerExecutable } from "../exporter/nats/NatsServer.ts"
+import {
+  clientPortLine,
+  isReady,
+  launchNatsServer,
+  leafPortLine,
+  type NatsServerProcess,
+  natsServerExecutable,
+  portIn,
+  natsServerConfig as serverConfig,
+  stopNatsServer as terminate,
+} from "../../src/cli/commands/demo/NatsServerProcess.ts"
 
 /**
  * The NATS layout of a fleet, on loopback: a hub nats-server with JetStream (domain `hub`) and a leaf-node
@@ -44,78 +54,11 @@ export interface LeafServer extends TopologyServer {
 /** The hub's JetStream domain: the clusters' domains are their names, which must differ from it. */
 export const hubDomain = "hub"
 
-const clientPortLine = /Listening for client connections on [^\s:]+:(\d+)/
-const leafPortLine = /Listening for leafnode connections on [^\s:]+:(\d+)/
+/** The nats-server of the PATH or /usr/sbin, as the demo finds it. */
+const executable = natsServerExecutable(process.env.PATH) ?? "nats-server"
 
-interface Launched {
-  readonly process: ChildProcess
-  readonly log: () => string
-}
-
-const launch = (configFile: string, ready: (log: string) => boolean): Promise<Launched> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(natsServerExecutable() ?? "nats-server", ["-c", configFile], {
-      stdio: ["ignore", "pipe", "pipe"],
-    })
-    let log = ""
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`nats-server did not start within 10s:\n${log}`))
-    }, 10_000)
-    const onLog = (chunk: Buffer) => {
-      // Only the start-up lines are kept; later output is read and dropped so the pipe never fills.
-      if (log.length < 64 * 1024) log += chunk.toString("utf8")
-      if (ready(log)) {
-        clearTimeout(timer)
-        resolve({ process: child, log: () => log })
-      }
-    }
-    child.stderr?.on("data", onLog)
-    child.stdout?.on("data", onLog)
-    child.once("error", (error) => {
-      clearTimeout(timer)
-      reject(error)
-    })
-    child.once("exit", (code) => {
-      clearTimeout(timer)
-      reject(new Error(`nats-server exited (${code}) before it was ready:\n${log}`))
-    })
-  })
-
-const terminate = (child: ChildProcess): Promise<void> =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => {
-        const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
-        child.once("exit", () => {
-          clearTimeout(timer)
-          resolve()
-        })
-        child.kill("SIGTERM")
-      })
-
-const isReady = (log: string) => log.includes("Server is ready")
-
-const portIn = (log: string, line: RegExp): number => {
-  const match = line.exec(log)
-  if (match?.[1] === undefined) throw new Error(`nats-server did not say which port it listens on:\n${log}`)
-  return Number(match[1])
-}
-
-const serverConfig = (settings: {
-  readonly name: string
-  readonly port: number
-  readonly storeDir: string
-  readonly domain: string
-  readonly leafnodes: string
-}) =>
-  [
-    `server_name: ${JSON.stringify(settings.name)}`,
-    `listen: "127.0.0.1:${settings.port}"`,
-    `jetstream { store_dir: ${JSON.stringify(settings.storeDir)}, domain: ${JSON.stringify(settings.domain)} }`,
-    settings.leafnodes,
-    "",
-  ].join("\n")
+const launch = (configFile: string, ready: (log: string) => boolean): Promise<NatsServerProcess> =>
+  launchNatsServer(executable, configFile, ready)
 
 /**
  * Starts a hub and one leaf per cluster, each leaf linked to the hub. The leaves retry their remote every
@@ -138,7 +81,7 @@ export const startNatsTopology = async (clusters: ReadonlyArray<string>): Promis
       leafnodes: `leafnodes { listen: "127.0.0.1:${leafPort}" }`,
     })
   writeFileSync(hubConfigFile, hubConfig(-1, -1))
-  let hubProcess: Launched | undefined = await launch(
+  let hubProcess: NatsServerProcess | undefined = await launch(
     hubConfigFile,
     (log) => isReady(log) && leafPortLine.test(log) && clientPortLine.test(log),
   )
@@ -178,7 +121,10 @@ export const startNatsTopology = async (clusters: ReadonlyArray<string>): Promis
           : "",
       })
     writeFileSync(configFile, leafConfig(-1, true))
-    let current: Launched | undefined = await launch(configFile, (log) => isReady(log) && clientPortLine.test(log))
+    let current: NatsServerProcess | undefined = await launch(
+      configFile,
+      (log) => isReady(log) && clientPortLine.test(log),
+    )
     const port = portIn(current.log(), clientPortLine)
     let remote = true
     writeFileSync(configFile, leafConfig(port, remote))

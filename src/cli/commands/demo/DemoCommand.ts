@@ -2,11 +2,8 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
-import * as Schedule from "effect/Schedule"
-import { parseGoDuration } from "../../../config/GoDuration.ts"
 import { valueAt } from "../../../config/ResolveSettings.ts"
 import { freePort } from "../../../health/FreePort.ts"
-import { defectMessage } from "../../../log/ShortMessage.ts"
 import { removalGraceSetting } from "../../../processor/inventory/InventoryConfig.ts"
 import type { KubeExecConfig } from "../../../receiver/kube/KubeExecConfig.ts"
 import { builtinComponents } from "../../../service/BuiltinComponents.ts"
@@ -21,8 +18,18 @@ import { reportInvalidConfig } from "../config/ConfigCommand.ts"
 import { serveWith } from "../run/RunCommand.ts"
 import { countedExporters, exporterLines, neverWrote } from "./CountedExporters.ts"
 import * as DemoHttpReceiver from "./DemoHttpReceiver.ts"
+import {
+  demoHealthResync,
+  demoRemovalGrace,
+  demoShutdownTimeout,
+  progressInterval,
+  untilAnswering,
+} from "./DemoPacing.ts"
+import { demoSettings } from "./DemoSettings.ts"
 import { DemoTally } from "./DemoTally.ts"
 import { demoUsage } from "./DemoUsage.ts"
+import { fleetDemo } from "./FleetDemo.ts"
+import { importSimulator, startDemoCluster } from "./SimulatedDemoCluster.ts"
 import { tallyingProcessor } from "./TallyingProcessor.ts"
 
 /** The demo's own options; every other argument is passed on to the setting flags, in order. */
@@ -37,18 +44,11 @@ const demoOptions: CommandLineSpec = {
     "exec-latency": "value",
     "postgres-url": "value",
     dra: "switch",
+    clusters: "value",
+    "cross-cluster-swaps": "value",
   },
   others: "passed-on",
 }
-
-/** Short enough that churn shows `removed` events within a demo's run. */
-const demoRemovalGrace = "10s"
-const progressInterval = "5 seconds"
-const demoShutdownTimeout = "5s"
-/** With health faults, nodes are read this often, so a GPU's health change shows within a demo's run. */
-const demoHealthResync = "5s"
-/** The least time each step of a demo's health fault lasts: a resync and a reading see it. */
-const demoHealthStageSeconds = 8
 
 /**
  * The demo's config object, under the user's config file, environment and flags: the simulated
@@ -79,7 +79,6 @@ const demoConfig = (options: {
     http: { endpoint: options.httpEndpoint },
     ...(options.postgresUrl === undefined ? {} : { postgres: { url: options.postgresUrl, autoMigrate: true } }),
   },
-  // A demo's sink that cannot be reached holds its end only this long.
   service: {
     shutdownTimeout: demoShutdownTimeout,
     telemetry: { metrics: { address: "127.0.0.1", port: options.port } },
@@ -99,120 +98,6 @@ const nodeLabelsCommand = (loaded: LoadedServiceConfig, kubeconfigPath: string):
 const sendsTo = (loaded: LoadedServiceConfig, endpoint: string): boolean =>
   loaded.config.exporters.some(
     (exporter) => exporter.type === "http" && valueAt(loaded.file, `exporters.${exporter.id}.endpoint`) === endpoint,
-  )
-
-/**
- * The simulated cluster is a development package: loaded on demand so that the production image, installed
- * without development dependencies, runs every other command without it.
- */
-const loadSimulator = () => import("@gpu-serials/kube-sim")
-
-type Simulator = Awaited<ReturnType<typeof loadSimulator>>
-type SimulatedCluster = Awaited<ReturnType<Simulator["startSimulatedCluster"]>>
-
-/** Node's failure to find the simulator package itself, not a module missing inside it. */
-const isSimulatorMissing = (cause: unknown): boolean =>
-  cause instanceof Error &&
-  "code" in cause &&
-  cause.code === "ERR_MODULE_NOT_FOUND" &&
-  cause.message.includes("'@gpu-serials/kube-sim'")
-
-/** Fails with the line that tells the user why there is no simulated cluster. */
-const importSimulator = Effect.tryPromise({
-  try: loadSimulator,
-  catch: (cause) =>
-    isSimulatorMissing(cause)
-      ? "gpu-serials demo: the simulated cluster is not installed in this build; run the demo from a source checkout after `npm ci`\n"
-      : `gpu-serials demo: the simulated cluster could not be loaded: ${defectMessage(cause)}\n`,
-})
-
-interface DemoSettings {
-  readonly nodes: number
-  readonly durationMs: number
-  readonly faultRate: number
-  /** Share of healthy GPUs per minute that turn degraded or failed. */
-  readonly healthFaults: number
-  readonly churn: number
-  readonly seed: string
-  readonly execLatencyMs?: number
-  /** NVIDIA's DRA driver instead of the device plugin: ResourceSlices and kubelet-plugin pods. */
-  readonly dra: boolean
-}
-
-const demoSettings = (options: ReadonlyMap<string, string>) => {
-  const problems: Array<{ message: string }> = []
-  const number = (name: string, fallback: number, valid: (value: number) => boolean, rule: string): number => {
-    const text = options.get(name)
-    if (text === undefined) return fallback
-    const value = Number(text)
-    if (text.trim() === "" || !valid(value)) problems.push({ message: `--${name} must be ${rule}, not ${text}` })
-    return value
-  }
-  const duration = (name: string, fallbackMs: number): number | undefined => {
-    const text = options.get(name)
-    if (text === undefined) return fallbackMs
-    const parsed = parseGoDuration(text)
-    if (Result.isFailure(parsed) || parsed.success < 0) {
-      problems.push({ message: `--${name} must be a duration such as 20s or 1m30s, not ${text}` })
-      return undefined
-    }
-    return parsed.success
-  }
-  const durationMs = duration("duration", 20_000) ?? 0
-  const execLatencyMs = options.has("exec-latency") ? duration("exec-latency", 0) : undefined
-  const settings: DemoSettings = {
-    nodes: number("nodes", 8, (value) => Number.isInteger(value) && value > 0 && value <= 10_000, "1 to 10000"),
-    durationMs,
-    faultRate: number("fault-rate", 0, (value) => value >= 0 && value <= 1, "a probability from 0 to 1"),
-    healthFaults: number("fault-health", 0, (value) => value >= 0 && value <= 1, "a share from 0 to 1"),
-    churn: number("churn", 0, (value) => value >= 0 && value <= 600, "0 to 600 per minute"),
-    seed: options.get("seed") ?? "gpu-serials",
-    dra: options.has("dra"),
-    ...(execLatencyMs === undefined ? {} : { execLatencyMs }),
-  }
-  return { settings, problems }
-}
-
-const startCluster = (simulator: Simulator, settings: DemoSettings) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: () =>
-        simulator.startSimulatedCluster({
-          nodes: settings.nodes,
-          seed: settings.seed,
-          clusterName: "demo",
-          dra: settings.dra,
-          // A fleet that shows every identity case in 8 nodes; larger demos follow the same proportions.
-          modelMix: { "gb200-nvl72": 2, "h100-hgx": 2, "a100-mig": 1, t4: 1, rtx4090: 1, "broken-driver": 1 },
-          ...(settings.execLatencyMs === undefined ? {} : { execLatency: settings.execLatencyMs }),
-          faults: {
-            serverError: settings.faultRate,
-            throttle: settings.faultRate,
-            execHang: settings.faultRate,
-            execNonZeroExit: settings.faultRate,
-            execTruncated: settings.faultRate,
-            execGarbage: settings.faultRate,
-            healthFaultsPerGpuMinute: settings.healthFaults,
-            healthStageSeconds: demoHealthStageSeconds,
-          },
-          churn: {
-            podRestartsPerMinute: settings.churn,
-            gpuSwapsPerMinute: settings.churn,
-            nodeJoinsPerMinute: settings.churn / 2,
-            nodeLeavesPerMinute: settings.churn / 2,
-          },
-        }),
-      catch: defectMessage,
-    }),
-    (cluster: SimulatedCluster) => Effect.promise(() => cluster.close()),
-  )
-
-/** Until `url` answers at all (the health server listens), asking every 100 ms for at most 30 s. */
-const untilAnswering = (url: string): Effect.Effect<void> =>
-  Effect.tryPromise((signal) => fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(1_000)]) })).pipe(
-    Effect.flatMap((answer) => Effect.promise(() => answer.body?.cancel() ?? Promise.resolve())),
-    Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo({ times: 300 }))),
-    Effect.ignore,
   )
 
 /** The removal grace in effect, as the summary explains it. */
@@ -236,9 +121,17 @@ export const demoCommand = Effect.fn("DemoCommand")(function* (argv: ReadonlyArr
     yield* io.stderr(simulator.failure)
     return ExitCode.failure
   }
+  if (settings.clusters !== undefined) {
+    return yield* fleetDemo({
+      simulator: simulator.success,
+      settings: { ...settings, clusters: settings.clusters },
+      passedOn: rest,
+      postgresUrl: commandLine.options.get("postgres-url"),
+    })
+  }
   return yield* Effect.scoped(
     Effect.gen(function* () {
-      const cluster = yield* startCluster(simulator.success, settings)
+      const cluster = yield* startDemoCluster(simulator.success, settings)
       yield* io.stderr(
         `simulated cluster at ${cluster.url} with ${cluster.nodeNames().length} GPU nodes` +
           `${settings.dra ? ", GPUs allocated through NVIDIA's DRA driver" : ""}\n` +

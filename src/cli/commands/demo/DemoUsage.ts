@@ -3,7 +3,7 @@ import { settingFlagsHelp } from "../run/RunUsage.ts"
 /** The help of `gpu-serials demo`. */
 export const demoUsage = `Usage: gpu-serials demo [--nodes N] [--duration D] [--fault-rate P] [--fault-health R]
                         [--churn R] [--seed S] [--exec-latency D] [--postgres-url URL] [--dra]
-                        [SETTING FLAGS]
+                        [--clusters N [--cross-cluster-swaps R]] [SETTING FLAGS]
 
 Starts the built-in simulated Kubernetes cluster (a Kubernetes API server on 127.0.0.1 with GPU
 nodes whose device-plugin pods answer nvidia-smi) and runs the real service against it: records on
@@ -33,6 +33,18 @@ runs on 127.0.0.1, counted in the summary, unless --http-endpoint or HTTP_ENDPOI
   --exec-latency D   nvidia-smi run time in the simulated pods (default: median 150ms, p99 600ms)
   --postgres-url URL database of the postgres exporter (--exporter stdout,postgres), its tables
                      created when missing; e.g. postgres://127.0.0.1:5432/test?sslmode=disable
+  --clusters N       a fleet of N simulated clusters (2 to 16, named demo-1, demo-2, …) under one
+                     hub: a leaf nats-server per cluster (JetStream domain = its name) and a hub
+                     nats-server on 127.0.0.1 (nats-server from the PATH or /usr/sbin), one
+                     service per cluster publishing to its leaf (NATS_STREAM=GPU_SERIALS, its
+                     inventory in the leaf's KV bucket, NATS_STREAM_EXPECT=false for nats-server
+                     before 2.10.14), and the hub's service (receiver nats, processor fleet) whose
+                     records are stdout; the setting flags are the hub's. The hub's NATS URL is
+                     printed for 'gpu-serials where <serial> --nats-url URL', and the summary lists
+                     the GPUs the hub saw move between clusters
+  --cross-cluster-swaps R
+                     with --clusters, swaps each cluster starts per minute with another cluster
+                     of the fleet, a board of each trading places (default 3)
   --dra              GPUs allocated through NVIDIA's DRA driver: the cluster serves ResourceSlices
                      of gpu.nvidia.com and runs the driver's kubelet-plugin pods instead of
                      device-plugin pods, and the service runs with DISCOVERY=dra unless
