@@ -26,7 +26,8 @@ import { recordId } from "../../domain/RecordId.ts"
  *   (a batch delivered twice) de-duplicates downstream.
  *
  * The state is changed in place; the changes to keep in the hub's store come with the events, so that a
- * restarted hub knows where each GPU is and which removals it holds.
+ * restarted hub knows where each GPU is and which removals it holds. A record that leaves a GPU where it
+ * was (an `observed` report, a `health` change) changes nothing to store.
  */
 
 /** What the hub keeps of the fleet: every GPU's place, and the removals it holds, by UUID. */
@@ -92,7 +93,15 @@ export const transition = (
 ): HubFleetTransition => {
   const out: Array<GpuRecord> = []
   const changes: Array<HubFleetChange> = []
-  const place = (record: GpuRecord) => {
+  /** Places the GPU where the record says; a change for the store only where its place is new. */
+  const place = (record: GpuRecord, placed: GpuPlace | undefined) => {
+    if (
+      placed !== undefined &&
+      placed.cluster === record.cluster &&
+      placed.node === record.node &&
+      placed.machine === record.machine
+    )
+      return
     const next = placeOf(record)
     fleet.places.set(record.uuid, next)
     changes.push({ _tag: "Place", uuid: record.uuid, place: next })
@@ -132,7 +141,7 @@ export const transition = (
       out.push(crossClusterMove(record, previous))
       if (record.event === "health") out.push(record)
     }
-    place(record)
+    place(record, fleet.places.get(uuid))
   }
   return { records: out, changes }
 }

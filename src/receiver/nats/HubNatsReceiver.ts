@@ -182,9 +182,10 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
         yield* offerRun(run, time)
         run = undefined
       }
-      if (run === undefined) run = { cluster, records: [read.record], last: message }
+      if (run === undefined || run.records.length === 0) run = { cluster, records: [read.record], last: message }
       else {
-        run = { cluster, records: [...run.records, read.record], last: message }
+        run.records.push(read.record)
+        run.last = message
       }
     }
     if (run !== undefined) yield* offerRun(run, time)

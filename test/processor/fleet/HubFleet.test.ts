@@ -180,4 +180,23 @@ describe("the hub's fleet across clusters", () => {
     expect(transition(restored, batch, rules).records).toEqual(transition(fleet, batch, rules).records)
     expect(restored.places.size).toBe(2)
   })
+
+  it("stores a GPU's place only when it changes, not for each report of it where it was", () => {
+    const fleet = emptyHubFleet()
+    const added = transition(fleet, [record("added", "east", "e-1", 0)], rules)
+    expect(added.changes).toEqual([
+      { _tag: "Place", uuid: "GPU-1111", place: { cluster: "east", node: "e-1", machine: "e-1-vm" } },
+    ])
+    const reported = transition(
+      fleet,
+      [record("observed", "east", "e-1", 60_000), record("health", "east", "e-1", 120_000)],
+      rules,
+    )
+    expect(reported.changes).toEqual([])
+    expect(summary(reported.records).map((entry) => entry.event)).toEqual(["observed", "health"])
+    const moved = transition(fleet, [record("moved", "east", "e-2", 180_000)], rules)
+    expect(moved.changes).toEqual([
+      { _tag: "Place", uuid: "GPU-1111", place: { cluster: "east", node: "e-2", machine: "e-2-vm" } },
+    ])
+  })
 })
