@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { delimiter, join } from "node:path"
+import { join } from "node:path"
+import { natsServerExecutable as findNatsServer } from "../../../src/cli/commands/demo/NatsServerProcess.ts"
 
 const listening = /Listening for client connections on [^\s:]+:(\d+)/
 
@@ -22,10 +23,7 @@ export interface NatsServer {
 }
 
 /** The nats-server executable: on the PATH, else where Debian's package puts it; undefined when neither has it. */
-export const natsServerExecutable = (): string | undefined =>
-  [...(process.env.PATH ?? "").split(delimiter).filter((folder) => folder !== ""), "/usr/sbin"]
-    .map((folder) => join(folder, "nats-server"))
-    .find((path) => existsSync(path))
+export const natsServerExecutable = (): string | undefined => findNatsServer(process.env.PATH)
 
 const launch = (
   storeDir: string,
