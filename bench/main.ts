@@ -3,6 +3,7 @@ import { apiBench } from "./ApiBench.ts"
 import { cliBench } from "./CliBench.ts"
 import { fleetPageBench } from "./FleetPageBench.ts"
 import { httpBench } from "./HttpBench.ts"
+import { hubBench } from "./HubBench.ts"
 import { inventoryBench } from "./InventoryBench.ts"
 import { natsBench } from "./NatsBench.ts"
 import { otlpBench } from "./OtlpBench.ts"
@@ -60,6 +61,7 @@ if (wanted("api")) print(await fleetPageBench())
 if (wanted("pipeline"))
   for (const scenario of pipelineScenariosAt(pipelineNodes)) print(await pipelineBench(scenario, pipelineRuns))
 if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))
+if (named("hub")) print(await hubBench(runs))
 if (named("soak"))
   print(
     await soakBench(
