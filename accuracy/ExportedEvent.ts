@@ -18,6 +18,8 @@ export interface ExportedEvent {
   readonly arrivedAt: number
   readonly event: EventKind
   readonly uuid: string
+  /** The record's `cluster`; absent when it has none. */
+  readonly cluster?: string
   readonly node: string
   /** The record's `providerId`; empty when it has none. */
   readonly providerId: string
@@ -25,6 +27,8 @@ export interface ExportedEvent {
   readonly index?: number
   /** For `moved`: the node the inventory held the GPU on before. */
   readonly previousNode?: string
+  /** For a hub's `moved` from another cluster: the cluster the GPU was in before. */
+  readonly previousCluster?: string
   /** The record's `time` in milliseconds: of the reading, or for `removed` of the decision. */
   readonly time: number
   /** The record's `health.state`; absent when the record carries no health. */
@@ -57,10 +61,12 @@ export const exportedEvent = (line: string, run: number, arrivedAt: number): Exp
     arrivedAt,
     event: record.event as EventKind,
     uuid: record.uuid,
+    ...(typeof record.cluster === "string" ? { cluster: record.cluster } : {}),
     node: record.node,
     providerId: typeof record.providerId === "string" ? record.providerId : "",
     ...(typeof record.index === "number" ? { index: record.index } : {}),
     ...(typeof record.previousNode === "string" ? { previousNode: record.previousNode } : {}),
+    ...(typeof record.previousCluster === "string" ? { previousCluster: record.previousCluster } : {}),
     time: Date.parse(record.time),
     ...(health === undefined ? {} : { health }),
     ...(previousHealthState === undefined ? {} : { previousHealthState }),

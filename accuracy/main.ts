@@ -4,6 +4,7 @@ import type { ChurnRates, FaultRates } from "@gpu-serials/kube-sim"
 import { Result } from "effect"
 import { parseGoDuration } from "../src/config/GoDuration.ts"
 import { runAccuracy } from "./AccuracyRun.ts"
+import { runFleetAccuracy } from "./FleetAccuracyRun.ts"
 import { scenarioLine, totalsOf } from "./ReportTotals.ts"
 import { type StoreName, storeNames } from "./StoreScenario.ts"
 
@@ -24,6 +25,13 @@ Progress goes to stderr; stdout gets one JSON line per scenario, then one line o
   --postgres-url URL     database for the postgres store (default postgres://postgres@127.0.0.1:5432/test)
   --dra                  GPUs allocated through NVIDIA's DRA driver: ResourceSlices and kubelet-plugin
                          pods instead of device-plugin pods, the services with DISCOVERY=dra
+  --clusters N           a fleet instead (N >= 2): N simulated clusters of --nodes each sharing one board
+                         exchange, a leaf nats-server each and a hub nats-server, a service per cluster
+                         (inventory in its leaf's bucket) and the hub's service (receiver nats, processor
+                         fleet); the hub's cross-cluster moves compared with the clusters' ledgers, one
+                         JSON line (--stores, --dra and --postgres-url do not apply)
+  --cross-cluster-swaps N
+                         with --clusters: boards each cluster swaps with another a minute (default 6)
   --output DIR           keep the ledger, each scenario's records and each service's logs there
   --help                 this text
 `
@@ -57,7 +65,19 @@ const faults: Partial<FaultRates> = {
 class UsageError extends Error {}
 
 const options = () => {
-  const textFlags = ["nodes", "churn", "stores", "removal-grace", "resync", "timeout", "qps", "seed", "postgres-url"]
+  const textFlags = [
+    "nodes",
+    "churn",
+    "stores",
+    "removal-grace",
+    "resync",
+    "timeout",
+    "qps",
+    "seed",
+    "postgres-url",
+    "clusters",
+    "cross-cluster-swaps",
+  ]
   const values: Record<string, string | boolean | undefined> = parseArgs({
     args: process.argv.slice(2),
     strict: true,
@@ -91,7 +111,14 @@ const options = () => {
     if (!(storeNames as ReadonlyArray<string>).includes(name))
       throw new UsageError(`--stores: unknown store "${name}"; known: ${storeNames.join(", ")}`)
   const output = text("output")
+  const clusters = text("clusters") === undefined ? undefined : positive("clusters", 2)
+  if (clusters !== undefined && (!Number.isInteger(clusters) || clusters < 2))
+    throw new UsageError(`--clusters: "${text("clusters")}" is not a whole number of 2 or more`)
+  if (clusters === undefined && text("cross-cluster-swaps") !== undefined)
+    throw new UsageError("--cross-cluster-swaps: only with --clusters")
   return {
+    ...(clusters === undefined ? {} : { clusters }),
+    crossClusterSwapsPerMinute: positive("cross-cluster-swaps", 6),
     nodes: Math.round(positive("nodes", 300)),
     churnMs: duration("churn", 120_000),
     stores: stores as ReadonlyArray<StoreName>,
@@ -118,6 +145,7 @@ const main = async (): Promise<number> => {
     process.stdout.write(usage)
     return 0
   }
+  if (chosen.clusters !== undefined) return fleet({ ...chosen, clusters: chosen.clusters })
   const outcome = await runAccuracy({
     ...chosen,
     churn,
@@ -135,6 +163,42 @@ const main = async (): Promise<number> => {
     `${JSON.stringify({ ...totalsOf(outcome.scenarios), skipped: outcome.skipped, wall_s: Math.round(outcome.wallSeconds) })}\n`,
   )
   return outcome.scenarios.some((scenario) => scenario.failure !== undefined) ? 1 : 0
+}
+
+/** `--clusters N`: the hub's cross-cluster moves against the clusters' ledgers, one JSON line. */
+const fleet = async (chosen: NonNullable<ReturnType<typeof options>> & { readonly clusters: number }) => {
+  const outcome = await runFleetAccuracy({
+    clusters: chosen.clusters,
+    nodes: chosen.nodes,
+    seed: chosen.seed,
+    churnMs: chosen.churnMs,
+    churn,
+    crossClusterSwapsPerMinute: chosen.crossClusterSwapsPerMinute,
+    faults,
+    removalGraceMs: chosen.removalGraceMs,
+    resyncMs: chosen.resyncMs,
+    timeoutMs: chosen.timeoutMs,
+    qps: chosen.qps,
+    ...(chosen.outputDir === undefined ? {} : { outputDir: chosen.outputDir }),
+    cli: fileURLToPath(new URL("../dist/bin/gpu-serials.js", import.meta.url)),
+    cwd: fileURLToPath(new URL("../", import.meta.url)),
+    progress: (line) => process.stderr.write(`${line}\n`),
+  })
+  const { disagreements, ...figures } = outcome.report
+  process.stderr.write(
+    `accuracy: the hub held every GPU after ${outcome.syncSeconds.toFixed(1)} s, waited ${outcome.waitedSeconds.toFixed(1)} s after churn, ` +
+      `${outcome.wallSeconds.toFixed(0)} s in all\n`,
+  )
+  process.stdout.write(
+    `${JSON.stringify({
+      ...figures,
+      boards_swapped: outcome.boardsSwapped,
+      failures: outcome.failures,
+      disagreements: disagreements.slice(0, 20),
+      wall_s: Math.round(outcome.wallSeconds),
+    })}\n`,
+  )
+  return outcome.failures.length > 0 ? 1 : 0
 }
 
 main().then(
