@@ -24,6 +24,8 @@ export interface FleetOptions {
   readonly token?: string
   /** The folder of the built page (`index.html`, `assets/`); the one under `dist/` unless given. */
   readonly pageDir?: string
+  /** A hub's page and API: the GPUs of every cluster, from the hub's records, nodes as `<cluster>/<node>`. */
+  readonly acrossClusters?: boolean
 }
 
 /**
@@ -43,7 +45,11 @@ export class Fleet extends Context.Service<
   }
 >()("gpu-serials/fleet/Fleet") {
   static readonly make = (options: FleetOptions): Fleet["Service"] => {
-    const view = new FleetView({ eventCapacity: options.eventCapacity })
+    const view = new FleetView({
+      eventCapacity: options.eventCapacity,
+      cluster: options.cluster,
+      ...(options.acrossClusters === true ? { acrossClusters: true } : {}),
+    })
     let role: FleetRole = { role: "single", source: "inventory" }
     let history: DurableHistory | undefined
     return Fleet.of({

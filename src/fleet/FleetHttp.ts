@@ -272,6 +272,7 @@ export const fleetHandler = (fleet: Fleet["Service"], options: { readonly reques
           response,
           {
             cluster: fleet.options.cluster,
+            ...(fleet.options.acrossClusters === true ? { acrossClusters: true } : {}),
             role: role.role,
             ...(role.leader === undefined ? {} : { leader: role.leader }),
             source: role.source,

@@ -26,6 +26,8 @@ export interface GpuQuery {
   readonly node?: string
   readonly chassis?: string
   readonly model?: string
+  /** The GPUs of this cluster only (on a hub; a cluster's own view holds its cluster's alone). */
+  readonly cluster?: string
   readonly health?: ReadonlySet<HealthFilter>
   readonly limit: number
   readonly cursor?: string
@@ -97,8 +99,23 @@ const booleanOf = (params: URLSearchParams, name: string): boolean | BadParamete
 }
 
 export const parseGpuQuery = (params: URLSearchParams): GpuQuery | BadParameter => {
-  const unknown = known(params, ["q", "serial", "uuid", "node", "chassis", "model", "health", "limit", "cursor"])
+  const unknown = known(params, [
+    "q",
+    "serial",
+    "uuid",
+    "node",
+    "chassis",
+    "model",
+    "cluster",
+    "health",
+    "limit",
+    "cursor",
+  ])
   if (unknown !== undefined) return unknown
+  const cluster = text(params, "cluster")
+  if (cluster !== undefined && !clusterName.test(cluster)) {
+    return bad("cluster", "cluster must be a cluster's name (letters, digits, '_', '-')")
+  }
   const limit = limitOf(params, maxLimit, defaultLimit)
   if (isBadParameter(limit)) return limit
   const cursor = cursorOf(params)
@@ -120,8 +137,17 @@ export const parseGpuQuery = (params: URLSearchParams): GpuQuery | BadParameter 
       return value === undefined ? [] : [[name, value]]
     }),
   )
-  return { ...fields, ...(health === undefined ? {} : { health }), limit, ...(cursor === undefined ? {} : { cursor }) }
+  return {
+    ...fields,
+    ...(cluster === undefined ? {} : { cluster }),
+    ...(health === undefined ? {} : { health }),
+    limit,
+    ...(cursor === undefined ? {} : { cursor }),
+  }
 }
+
+/** A cluster's name as records carry it and a hub sources it: a JetStream domain. */
+const clusterName = /^[A-Za-z0-9_-]{1,255}$/
 
 export const parseNodeQuery = (params: URLSearchParams): NodeQuery | BadParameter => {
   const unknown = known(params, ["q", "failing", "limit", "cursor"])
@@ -176,6 +202,7 @@ export const gpuItem = (entry: FleetGpu) => {
   return {
     uuid: known.uuid,
     gpu: gpu.serial ?? "",
+    cluster: entry.cluster,
     node: known.node,
     machine: known.machine,
     chassis: chassisOf(known),
@@ -198,7 +225,7 @@ export const gpuDetail = (entry: FleetGpu) => {
     ...gpuItem(entry),
     ...(known.cudaVersion === undefined ? {} : { cudaVersion: known.cudaVersion }),
     ...(known.providerId === undefined ? {} : { providerId: known.providerId }),
-    source: `${known.pod.namespace}/${known.pod.name}`,
+    source: known.pod.namespace === "" ? known.pod.name : `${known.pod.namespace}/${known.pod.name}`,
     serialShared: known.serialShared,
     ...(known.gpu.migDevices === undefined ? {} : { migDevices: known.gpu.migDevices }),
   }
@@ -262,6 +289,8 @@ const testsOf = (query: GpuQuery, by: keyof GpuQuery | undefined): ReadonlyArray
   }
   const model = query.model?.toLowerCase()
   if (model !== undefined) tests.push((entry) => entry.productKey.includes(model))
+  const cluster = query.cluster
+  if (cluster !== undefined) tests.push((entry) => entry.cluster === cluster)
   const health = query.health
   if (health !== undefined) tests.push((entry) => health.has(healthOf(entry.known)))
   return tests
@@ -375,8 +404,10 @@ export const nodeItem = (view: FleetView, name: string) => {
     machine ??= known.machine
   }
   machine ??= machineIdentity(reading?.providerId).machine
+  const first = uuids === undefined ? undefined : view.gpus.get(uuids.values().next().value ?? "")
   return {
     name,
+    ...(first === undefined ? {} : { cluster: first.cluster }),
     machine,
     gpus: uuids?.size ?? 0,
     health,

@@ -2,12 +2,17 @@ import type { GpuRecord } from "../domain/GpuRecord.ts"
 import type { InventoryChange } from "../domain/InventoryChange.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import { chassisOf, type KnownGpu } from "../domain/KnownGpu.ts"
+import { knownGpuOfRecord } from "../domain/KnownGpuOfRecord.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
 import { SortedKeys } from "./SortedKeys.ts"
 
 /** One GPU as the fleet API knows it: the inventory's entry and when it arrived on its current node. */
 export interface FleetGpu {
   readonly known: KnownGpu
+  /** The cluster the GPU is in: the view's own, or on a hub the cluster of its last record. */
+  readonly cluster: string
+  /** The node the view files it under (`nodeGpus`): its name, or on a hub `<cluster>/<node>`. */
+  readonly place: string
   /** When it arrived on its current node, or was first seen. */
   readonly since: Date
   /** Its place in list answers (`orderKey`). */
@@ -39,6 +44,10 @@ export interface HistoryEntry {
   readonly previousHealthState?: string
   readonly previousNode?: string
   readonly previousMachine?: string
+  /** On a hub: the cluster the GPU was in at this entry. */
+  readonly cluster?: string
+  /** For `moved` across clusters, on a hub: the cluster the GPU was in before. */
+  readonly previousCluster?: string
 }
 
 export interface FleetViewOptions {
@@ -52,6 +61,13 @@ export interface FleetViewOptions {
   readonly historyEntries?: number
   /** Nodes whose last reading is kept without GPUs; beyond it the oldest is forgotten. */
   readonly readingNodes?: number
+  /** The cluster whose GPUs the view holds; every GPU's `cluster` unless the view spans clusters. */
+  readonly cluster?: string
+  /**
+   * A hub's view: the GPUs of every cluster, fed from the hub's records (`follow`). Nodes are filed as
+   * `<cluster>/<node>`, since node names repeat across clusters; list order is cluster, node, index, UUID.
+   */
+  readonly acrossClusters?: boolean
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -124,6 +140,9 @@ export const uuidKey = (uuid: string): string => {
 export const orderKey = (known: KnownGpu): string =>
   `${known.node}\u0000${String(known.gpu.index).padStart(6, "0")}\u0000${known.uuid}`
 
+/** A hub's node: `<cluster>/<node>`; a node name has no `/`, so the two parts are always told apart. */
+export const clusterNode = (cluster: string, node: string): string => `${cluster}/${node}`
+
 /**
  * What the fleet API answers from, kept by the service as the inventory changes: the known GPUs with
  * indexes by serial, UUID, node and chassis (lower-cased, prefix-searchable), the order of list answers,
@@ -179,8 +198,19 @@ export class FleetView {
   /** Applies the inventory's changes: a GPU is now where its entry says, or gone. */
   apply(changes: ReadonlyArray<InventoryChange>): void {
     for (const change of changes) {
-      if (change._tag === "Upsert") this.put(change.gpu)
+      if (change._tag === "Upsert") this.put(change.gpu, this.options.cluster ?? "")
       else this.drop(change.uuid)
+    }
+  }
+
+  /**
+   * A hub's view takes the records its fleet processor hands over: a GPU is where its last record puts
+   * it, in that record's cluster; a `removed` (forwarded once no other cluster claimed the GPU) forgets it.
+   */
+  follow(records: ReadonlyArray<GpuRecord>): void {
+    for (const record of records) {
+      if (record.event === "removed") this.drop(record.uuid)
+      else this.put(knownGpuOfRecord(record, this.gpus.get(record.uuid)?.known), record.cluster)
     }
   }
 
@@ -270,15 +300,17 @@ export class FleetView {
     if (this.readings.delete(name) && !this.nodeGpus.has(name)) this.nodeNames = undefined
   }
 
-  private put(known: KnownGpu): void {
+  private put(known: KnownGpu, cluster: string): void {
     const before = this.gpus.get(known.uuid)
-    const since =
-      before === undefined ? known.firstSeen : before.known.node === known.node ? before.since : known.lastSeen
+    const place = this.options.acrossClusters === true ? clusterNode(cluster, known.node) : known.node
+    const since = before === undefined ? known.firstSeen : before.place === place ? before.since : known.lastSeen
     const [node, chassis, product] = sharedNamesOf(known)
     const fields: FleetGpu = {
       known,
+      cluster,
+      place,
       since,
-      order: orderKey(known),
+      order: this.options.acrossClusters === true ? `${cluster}\u0000${orderKey(known)}` : orderKey(known),
       serialKey: lower(known.gpu.serial ?? ""),
       uuidKey: uuidKey(known.uuid),
       nodeKey: this.shared.hold(node),
@@ -304,16 +336,16 @@ export class FleetView {
       }
     }
     if (before === undefined || before.order !== fields.order) this.ordered = undefined
-    const beforeNode = before?.known.node
+    const beforeNode = before?.place
     // One entry per GPU for its lifetime here, changed in place: the cached list order can hold it.
     if (before === undefined) this.gpus.set(known.uuid, fields)
     else Object.assign(before as Mutable<FleetGpu>, fields)
-    if (beforeNode !== undefined && beforeNode !== known.node) this.leaveNode(beforeNode, known.uuid)
-    if (beforeNode === undefined || beforeNode !== known.node) {
-      const onNode = this.nodeGpus.get(known.node)
+    if (beforeNode !== undefined && beforeNode !== place) this.leaveNode(beforeNode, known.uuid)
+    if (beforeNode === undefined || beforeNode !== place) {
+      const onNode = this.nodeGpus.get(place)
       if (onNode === undefined) {
-        this.nodeGpus.set(known.node, new Set([known.uuid]))
-        if (!this.readings.has(known.node)) this.nodeNames = undefined
+        this.nodeGpus.set(place, new Set([known.uuid]))
+        if (!this.readings.has(place)) this.nodeNames = undefined
       } else onNode.add(known.uuid)
     }
   }
@@ -329,7 +361,7 @@ export class FleetView {
     this.ordered = undefined
     this.gpus.delete(uuid)
     for (const name of sharedNamesOf(before.known)) this.shared.release(name)
-    this.leaveNode(before.known.node, uuid)
+    this.leaveNode(before.place, uuid)
   }
 
   private leaveNode(node: string, uuid: string): void {
@@ -357,7 +389,8 @@ export class FleetView {
     // Re-inserted: the map's order is the order GPUs were last heard of.
     this.histories.set(record.uuid, kept)
     // A new array of the exact length: one pushed to keeps room for 16 more, and most GPUs have one or two entries.
-    const entry = historyEntry(record)
+    const entry =
+      this.options.acrossClusters === true ? { ...historyEntry(record), cluster: record.cluster } : historyEntry(record)
     this.historyEntryCount++
     if (kept.entries.length >= this.historyPerGpu) {
       kept.entries = kept.entries.slice(1).concat(entry)
@@ -384,4 +417,5 @@ export const historyEntry = (record: GpuRecord): HistoryEntry => ({
   ...(record.previousHealthState === undefined ? {} : { previousHealthState: record.previousHealthState }),
   ...(record.previousNode === undefined ? {} : { previousNode: record.previousNode }),
   ...(record.previousMachine === undefined ? {} : { previousMachine: record.previousMachine }),
+  ...(record.previousCluster === undefined ? {} : { previousCluster: record.previousCluster }),
 })

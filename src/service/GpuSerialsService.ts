@@ -44,21 +44,29 @@ const exporterStatsInterval = "5 seconds"
  */
 export const runGpuSerialsService = (options: GpuSerialsServiceOptions) =>
   Effect.suspend(() => {
-    const fleet = fleetOf(options.config)
+    const fleet = fleetOf(options)
     return Effect.scoped(run(options, fleet)).pipe(
       Effect.provide(serviceTelemetry(options.config, options.serviceVersion, fleet)),
     )
   })
 
-/** The fleet page and API's state when `FLEET_PAGE` is on. */
-const fleetOf = (config: ServiceConfig): Fleet["Service"] | undefined =>
-  config.fleet.page
-    ? Fleet.make({
-        cluster: config.clusterName,
-        eventCapacity: config.fleet.events,
-        ...(config.fleet.token === "" ? {} : { token: config.fleet.token }),
-      })
-    : undefined
+/**
+ * The fleet page and API's state when `FLEET_PAGE` is on: a hub's (its receiver takes clusters' records)
+ * spans every cluster.
+ */
+const fleetOf = (options: GpuSerialsServiceOptions): Fleet["Service"] | undefined => {
+  const { config } = options
+  if (!config.fleet.page) return undefined
+  const registry = options.registry ?? ComponentRegistry.make(builtinComponents)
+  const receiverType = config.receivers[0]?.type
+  const receiver = receiverType === undefined ? undefined : registry.receiver(receiverType)
+  return Fleet.make({
+    cluster: config.clusterName,
+    eventCapacity: config.fleet.events,
+    ...(config.fleet.token === "" ? {} : { token: config.fleet.token }),
+    ...(receiver !== undefined && observationKindOf(receiver) === "cluster" ? { acrossClusters: true } : {}),
+  })
+}
 
 /**
  * With a `postgres` exporter in the pipeline, a GPU's history on the fleet API comes from its history

@@ -55,9 +55,22 @@ export const start = Effect.fnUntraced(function* (parts: PipelineTermParts) {
               queue.publish(changes),
             ),
         }
+  // A hub's page knows the GPUs of every cluster from the records its processor hands over.
+  const hubPage = fleet !== undefined && observationKindOf(receiver.factory) === "cluster" ? fleet : undefined
+  const handedOver: EventConsumer["Service"] =
+    hubPage === undefined
+      ? consumer
+      : {
+          ...consumer,
+          export: (events) =>
+            Effect.andThen(
+              Effect.sync(() => hubPage.view.follow(events.map((event) => event.record))),
+              consumer.export(events),
+            ),
+        }
   const offered = <A, E, R>(component: Effect.Effect<A, E, R>) =>
     component.pipe(
-      Effect.provideService(EventConsumer, consumer),
+      Effect.provideService(EventConsumer, handedOver),
       Effect.provideService(InventoryStores, stores),
       Effect.provideService(InventoryFeed, feed),
     )

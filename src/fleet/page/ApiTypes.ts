@@ -11,6 +11,8 @@ export interface GpuHealth {
 export interface Gpu {
   readonly uuid: string
   readonly gpu: string
+  /** The GPU's cluster: on a hub's page, the cluster of its last record. */
+  readonly cluster?: string
   readonly node: string
   readonly machine: string
   readonly chassis: string
@@ -48,6 +50,8 @@ export interface HistoryEntry {
   readonly previousHealthState?: HealthState
   readonly previousNode?: string
   readonly previousMachine?: string
+  readonly cluster?: string
+  readonly previousCluster?: string
 }
 
 export interface GpuHistory {
@@ -104,6 +108,8 @@ export interface EventRecord {
   readonly uuid: string
   readonly index: number
   readonly product?: string
+  readonly cluster: string
+  readonly previousCluster?: string
   readonly previousNode?: string
   readonly health?: GpuHealth
   readonly previousHealthState?: HealthState
@@ -116,6 +122,8 @@ export interface EventPage {
 
 export interface FleetStatus {
   readonly cluster: string
+  /** A hub's page: GPUs of every cluster, nodes named `<cluster>/<node>`. */
+  readonly acrossClusters?: boolean
   readonly role: "leader" | "follower" | "single"
   readonly leader?: string
   readonly source: "inventory" | "store" | "none"

@@ -86,6 +86,13 @@ const gpuLink = (uuid: string, text: string): HTMLAnchorElement => link({ kind: 
 
 const nodeLink = (name: string): HTMLAnchorElement => link({ kind: "node", name }, name)
 
+/** Whether this is a hub's page: nodes are named `<cluster>/<node>` there, since node names repeat across clusters. */
+let acrossClusters = false
+
+/** A link to the node a GPU was on, in its cluster on a hub's page. */
+const placeLink = (cluster: string | undefined, node: string): HTMLAnchorElement =>
+  acrossClusters && cluster !== undefined ? nodeLink(`${cluster}/${node}`) : nodeLink(node)
+
 const chassisLink = (chassis: string): Child =>
   chassis === "" ? el("span", { class: "none" }, "none") : link({ kind: "home", search: { chassis } }, chassis)
 
@@ -172,6 +179,9 @@ const guarded = async (target: HTMLElement, part: () => Promise<void>): Promise<
 
 const statusText = (status: FleetStatus): string => {
   const counts = `${count(status.gpus)} GPUs on ${count(status.nodes)} nodes`
+  if (status.acrossClusters === true) {
+    return `Hub ${status.cluster} · GPUs of every cluster · ${counts} · ${status.history === "postgres" ? "history from PostgreSQL" : "history since this process started"}`
+  }
   const history = status.history === "postgres" ? "history from PostgreSQL" : "history since this process started"
   const leader = status.leader ?? "unknown"
   if (status.role === "follower" && status.source === "none") {
@@ -187,6 +197,11 @@ const refreshStatus = async (signal: AbortSignal): Promise<void> => {
   const status = await getJson<FleetStatus>("/api/v1/status", signal)
   statusLine.textContent = statusText(status)
   statusLine.classList.toggle("following", status.role === "follower")
+  if ((status.acrossClusters === true) !== acrossClusters) {
+    // The links drawn before the status came name nodes the other way: drawn again.
+    acrossClusters = status.acrossClusters === true
+    render(false)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -198,7 +213,7 @@ const gpuRow = (gpu: Gpu, testId: string): HTMLTableRowElement =>
     { "data-testid": testId },
     cell(gpuLink(gpu.uuid, gpu.gpu === "" ? "(no serial)" : gpu.gpu)),
     cell(code(gpu.uuid)),
-    cell(nodeLink(gpu.node)),
+    cell(placeLink(gpu.cluster, gpu.node)),
     cell(chassisLink(gpu.chassis)),
     cell(gpu.product ?? ""),
     cell(code(gpu.pciBusId)),
@@ -341,7 +356,7 @@ const suspectGpuRow = (gpu: Gpu): HTMLTableRowElement =>
     "tr",
     { "data-testid": "suspect-row" },
     cell(gpuLink(gpu.uuid, gpu.gpu === "" ? gpu.uuid : gpu.gpu)),
-    cell(nodeLink(gpu.node)),
+    cell(placeLink(gpu.cluster, gpu.node)),
     cell(badge(gpu.health?.state), " ", (gpu.health?.reasons ?? []).join(", ")),
     cell(gpu.product ?? ""),
   )
@@ -393,15 +408,15 @@ const eventDetail = (event: EventRecord): Child => {
       "span",
       {},
       "from ",
-      event.previousNode === undefined ? "?" : nodeLink(event.previousNode),
+      event.previousNode === undefined ? "?" : placeLink(event.previousCluster ?? event.cluster, event.previousNode),
       " to ",
-      nodeLink(event.node),
+      placeLink(event.cluster, event.node),
     )
   }
   if (event.event === "health") {
     return el("span", {}, badge(event.previousHealthState), " → ", badge(event.health?.state))
   }
-  return el("span", {}, "from ", nodeLink(event.node))
+  return el("span", {}, "from ", placeLink(event.cluster, event.node))
 }
 
 const eventRow = (event: EventRecord): HTMLTableRowElement =>
@@ -618,13 +633,13 @@ const historyRow = (entry: HistoryEntry): HTMLTableRowElement =>
     { "data-testid": "history-row" },
     cell(timeOf(entry.time)),
     cell(el("span", { class: `event event-${entry.event}` }, entry.event)),
-    cell(nodeLink(entry.node)),
+    cell(placeLink(entry.cluster, entry.node)),
     cell(code(entry.machine)),
     cell(chassisLink(entry.chassis)),
     cell(entry.healthState === undefined ? "" : badge(entry.healthState)),
     cell(
       entry.previousNode !== undefined
-        ? el("span", {}, "was on ", nodeLink(entry.previousNode))
+        ? el("span", {}, "was on ", placeLink(entry.previousCluster ?? entry.cluster, entry.previousNode))
         : entry.previousHealthState !== undefined
           ? el("span", {}, "was ", badge(entry.previousHealthState))
           : "",
@@ -665,7 +680,8 @@ const renderGpu = async (uuid: string, signal: AbortSignal): Promise<void> => {
         ["UUID", code(gpu.uuid)],
         ["Health", el("span", {}, badge(gpu.health?.state), reasons.length === 0 ? "" : ` ${reasons.join(", ")}`)],
         ["RMA eligible", gpu.health === undefined ? undefined : gpu.health.rmaEligible ? "yes" : "no"],
-        ["Node", nodeLink(gpu.node)],
+        ...(acrossClusters ? ([["Cluster", gpu.cluster]] as const) : []),
+        ["Node", placeLink(gpu.cluster, gpu.node)],
         ["Machine", code(gpu.machine)],
         ["Chassis", chassisLink(gpu.chassis)],
         ["Model", gpu.product],
