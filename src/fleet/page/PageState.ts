@@ -5,7 +5,7 @@
  */
 
 /** The GPU list filters the URL may carry, in the order the URL writes them; the API takes the same names. */
-export const searchFilters = ["q", "serial", "uuid", "node", "chassis", "model", "health"] as const
+export const searchFilters = ["q", "serial", "uuid", "node", "chassis", "model", "cluster", "health"] as const
 
 export type SearchFilter = (typeof searchFilters)[number]
 

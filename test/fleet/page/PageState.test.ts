@@ -20,6 +20,8 @@ describe("the page's URL state", () => {
     expect(fromLocation("/gpus/GPU-1234")).toEqual({ kind: "gpu", uuid: "GPU-1234" })
     expect(fromLocation("/nodes/gpu-node-07")).toEqual({ kind: "node", name: "gpu-node-07" })
     expect(fromLocation("/?q=1652&health=failed")).toEqual({ kind: "home", search: { q: "1652", health: "failed" } })
+    expect(fromLocation("/?cluster=west&q=1652")).toEqual({ kind: "home", search: { q: "1652", cluster: "west" } })
+    expect(fromLocation("/nodes/east%2Fgpu-node-07")).toEqual({ kind: "node", name: "east/gpu-node-07" })
   })
 
   it("drops blank and unknown parameters and trims values", () => {
