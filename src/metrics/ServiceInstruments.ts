@@ -43,6 +43,7 @@ export const metricNames = {
   draSliceOnlyNodes: "gpu_serials_dra_slice_only_nodes",
   hubSourceLag: "gpu_serials_hub_source_lag",
   hubClusterStale: "gpu_serials_hub_cluster_stale",
+  hubMessagesRepeated: "gpu_serials_hub_repeated_messages_total",
   nodeLabelPatches: "gpu_serials_node_label_patches_total",
   nodeLabelValuesSkipped: "gpu_serials_node_label_values_skipped_total",
   nodesToLabel: "gpu_serials_node_label_queue_depth",
@@ -136,6 +137,11 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
       })
       const workQueueRetries = meter.createCounter(metricNames.workQueueRetries, {
         description: "Work-queue keys put back for another attempt.",
+        valueType: ValueType.INT,
+      })
+      const hubMessagesRepeated = meter.createCounter(metricNames.hubMessagesRepeated, {
+        description:
+          "Hub stream messages acknowledged without being reported: clusters' messages the hub had applied, sourced again.",
         valueType: ValueType.INT,
       })
       const workQueueGiveUps = meter.createCounter(metricNames.workQueueGiveUps, {
@@ -379,7 +385,15 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
           Effect.sync(() => {
             if (count > 0) inventoryEvents.add(count, { kind })
           }),
-        observeHubSourceLag: (byCluster) => registered("hubSourceLag", byCluster),
+        observeHubSourceLag: (byCluster) =>
+          Effect.andThen(
+            Effect.sync(() => hubMessagesRepeated.add(0)),
+            registered("hubSourceLag", byCluster),
+          ),
+        hubMessagesRepeated: (count) =>
+          Effect.sync(() => {
+            if (count > 0) hubMessagesRepeated.add(count)
+          }),
         observeStaleClusters: (byCluster) => registered("staleClusters", byCluster),
         leaderChanged: (leading) =>
           Effect.sync(() => {

@@ -94,6 +94,11 @@ export class ServiceMetrics extends Context.Service<
     readonly observeHubSourceLag: (
       byCluster: () => ReadonlyMap<string, number>,
     ) => Effect.Effect<void, never, Scope.Scope>
+    /**
+     * Messages of the hub stream acknowledged without being reported: copies of clusters' messages the hub
+     * had applied, which the server sourced again under new sequences.
+     */
+    readonly hubMessagesRepeated: (count: number) => Effect.Effect<void>
     /** Registers the source of `gpu_serials_hub_cluster_stale` by cluster: true for a cluster not heard of for `STALE_AFTER`. */
     readonly observeStaleClusters: (
       byCluster: () => ReadonlyMap<string, boolean>,

@@ -12,6 +12,7 @@ export interface RecordedMetrics {
   readonly readings: Array<ReadingOutcome>
   readonly execs: Array<{ readonly durationSeconds: number; readonly result: string }>
   readonly workQueueRetries: { count: number }
+  readonly hubMessagesRepeated: { count: number }
   readonly workQueueGiveUps: Array<string>
   readonly informerRestarts: Array<string>
   readonly events: Record<string, number>
@@ -37,6 +38,7 @@ export const recordingMetrics = (): {
     readings: [],
     execs: [],
     workQueueRetries: { count: 0 },
+    hubMessagesRepeated: { count: 0 },
     workQueueGiveUps: [],
     informerRestarts: [],
     events: {},
@@ -77,6 +79,10 @@ export const recordingMetrics = (): {
       observeHubSourceLag: (byCluster) =>
         record(() => {
           recorded.hubSourceLag = byCluster
+        }),
+      hubMessagesRepeated: (count) =>
+        record(() => {
+          recorded.hubMessagesRepeated.count += count
         }),
       observeStaleClusters: (byCluster) =>
         record(() => {

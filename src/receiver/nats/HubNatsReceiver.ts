@@ -27,6 +27,7 @@ import { readClusterMessage } from "./ClusterMessage.ts"
 import { type HubNatsConfig, hubNatsSettings } from "./HubNatsConfig.ts"
 import { ensureHubBucket, ensureHubStream, type SourceState, sourceStates } from "./HubSources.ts"
 import { loadHubState, writeHubState } from "./HubStateBucket.ts"
+import { appliedBefore, type SourcePosition, sourcePosition } from "./SourcePosition.ts"
 
 const callTimeout = Duration.seconds(10)
 /** How long one fetch waits for messages before it returns what it has. */
@@ -80,7 +81,12 @@ interface Run {
   readonly cluster: string
   readonly records: Array<GpuRecord>
   last: JsMsg
+  /** The sources' marks once the run is applied, up to and with its last message. */
+  marks: ReadonlyMap<string, number>
 }
+
+/** The header a stream puts on the messages it sources, naming the origin stream and sequence. */
+const sourceHeader = "Nats-Stream-Source"
 
 /**
  * The `nats` receiver of a hub: sets up the hub stream and KV bucket sourcing every cluster's, reads what
@@ -88,7 +94,10 @@ interface Run {
  * each cut into runs of one cluster's records and its heartbeats; a run is acknowledged (its store
  * changes written, then its last message acked, which acknowledges all before it) once the processor has
  * handed its events over. Messages at or below the sequence the state bucket says was applied are only
- * acknowledged, so a hub restarted between writing and acknowledging repeats nothing.
+ * acknowledged, so a hub restarted between writing and acknowledging repeats nothing. So is a sourced
+ * message at or below its source's mark (the origin sequence applied up to, by its `Nats-Stream-Source`
+ * header, kept in the same write): the server copying a cluster's stream again, past the hub stream's
+ * duplicate window, puts its messages in under new sequences, and the hub reports none of them twice.
  */
 export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings: CreateSettings) {
   const metrics = yield* ServiceMetrics
@@ -118,13 +127,15 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
 
   const observations = yield* Queue.bounded<ClusterObservation, Cause.Done>(4)
   yield* Effect.addFinalizer(() => Queue.end(observations))
-  let applied = restored.appliedSequence
+  let applied = restored.applied.sequence
+  /** The sources' marks of every message handed to the processor, ahead of what is acknowledged. */
+  let delivered: ReadonlyMap<string, number> = restored.applied.sources
   const readProblem = yield* Ref.make<string | undefined>(undefined)
 
   const acknowledgeUpTo =
-    (last: JsMsg): Acknowledge =>
+    (last: JsMsg, marks: ReadonlyMap<string, number>): Acknowledge =>
     (changes) =>
-      writeHubState(state, config.stateBucket, changes, last.seq).pipe(
+      writeHubState(state, config.stateBucket, changes, { sequence: last.seq, sources: marks }).pipe(
         Effect.andThen(call("acknowledge", () => last.ackAck({ timeout: ackTimeoutMs }))),
         Effect.retry(acknowledgeRetry),
         Effect.tap(() =>
@@ -143,19 +154,43 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
       cluster: run.cluster,
       records: run.records,
       time,
-      acknowledge: acknowledgeUpTo(run.last),
+      acknowledge: acknowledgeUpTo(run.last, run.marks),
     })
+
+  /** The marks with the message at `position` delivered. */
+  const marking = (position: SourcePosition | undefined): ReadonlyMap<string, number> => {
+    if (position === undefined) return delivered
+    const next = new Map(delivered)
+    next.set(position.source, position.sequence)
+    return next
+  }
 
   const deliverBatch = Effect.fnUntraced(function* (messages: ReadonlyArray<JsMsg>) {
     const time = new Date(yield* Clock.currentTimeMillis)
     let run: Run | undefined
+    let repeated = 0
+    /** A message acknowledged with the run, nothing of it reported. */
+    const passOver = (message: JsMsg) => {
+      if (run === undefined) run = { cluster: "", records: [], last: message, marks: delivered }
+      else {
+        run.last = message
+        run.marks = delivered
+      }
+    }
     for (const message of messages) {
       if (message.seq <= applied) {
         // Applied before a restart: its changes are in the state bucket; only its acknowledgement was lost.
-        if (run === undefined) run = { cluster: "", records: [], last: message }
-        else run.last = message
+        passOver(message)
         continue
       }
+      const position = sourcePosition(message.headers?.get(sourceHeader) || undefined)
+      if (position !== undefined && appliedBefore(delivered, position)) {
+        // A copy of a cluster's message the hub has had: the server sourced it again under a new sequence.
+        repeated++
+        passOver(message)
+        continue
+      }
+      delivered = marking(position)
       const read = readClusterMessage(message.string())
       if (read._tag === "Heartbeat") {
         if (run !== undefined) yield* offerRun(run, time)
@@ -165,7 +200,7 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
           cluster: read.cluster,
           sentAt: read.sentAt,
           time,
-          acknowledge: acknowledgeUpTo(message),
+          acknowledge: acknowledgeUpTo(message, delivered),
         })
         continue
       }
@@ -173,8 +208,7 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
         yield* Effect.logWarning("hub stream message skipped").pipe(
           Effect.annotateLogs({ stream: config.stream, sequence: message.seq, reason: read.reason }),
         )
-        if (run === undefined) run = { cluster: "", records: [], last: message }
-        else run.last = message
+        passOver(message)
         continue
       }
       const cluster = read.record.cluster
@@ -182,11 +216,19 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
         yield* offerRun(run, time)
         run = undefined
       }
-      if (run === undefined || run.records.length === 0) run = { cluster, records: [read.record], last: message }
+      if (run === undefined || run.records.length === 0)
+        run = { cluster, records: [read.record], last: message, marks: delivered }
       else {
         run.records.push(read.record)
         run.last = message
+        run.marks = delivered
       }
+    }
+    if (repeated > 0) {
+      yield* metrics.hubMessagesRepeated(repeated)
+      yield* Effect.logDebug("hub stream messages sourced again, acknowledged without reporting").pipe(
+        Effect.annotateLogs({ stream: config.stream, count: repeated }),
+      )
     }
     if (run !== undefined) yield* offerRun(run, time)
   })

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
 import type { GpuPlace, HubFleetChange, HubFleetSnapshot } from "../../domain/HubFleetChange.ts"
+import type { SourceMarks } from "./SourcePosition.ts"
 
 /** The hub's state bucket could not be read or written. */
 export class HubStateError extends Schema.TaggedError<HubStateError>()("HubStateError", {
@@ -29,14 +30,50 @@ const keyToken = (uuid: string): string =>
 
 const placeKey = (uuid: string) => `place.${keyToken(uuid)}`
 const heldKey = (uuid: string) => `held.${keyToken(uuid)}`
-/** How far the hub stream has been applied: the sequence of its last message whose changes were written. */
+/**
+ * How far the hub stream has been applied, in one value: the sequence of its last message whose changes
+ * were written, and by source the origin sequence applied up to (`{"sequence":N,"sources":{…}}`; a hub
+ * of an earlier version wrote the bare sequence).
+ */
 const appliedKey = "applied"
 
-/** What the state bucket held: the fleet and the hub stream sequence applied up to. */
+/** How far the hub stream has been applied: its own sequence, and each source's origin sequence. */
+export interface AppliedPosition {
+  readonly sequence: number
+  readonly sources: SourceMarks
+}
+
+/** What the state bucket held: the fleet and how far the hub stream was applied. */
 export interface HubState {
   readonly snapshot: HubFleetSnapshot
-  readonly appliedSequence: number
+  readonly applied: AppliedPosition
 }
+
+const nothingApplied: AppliedPosition = { sequence: 0, sources: new Map() }
+
+const isMark = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value > 0
+
+/** Reads the `applied` value; anything unreadable counts as nothing applied. */
+const readApplied = (text: string): AppliedPosition => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return nothingApplied
+  }
+  if (isMark(parsed)) return { sequence: parsed, sources: new Map() }
+  if (typeof parsed !== "object" || parsed === null) return nothingApplied
+  const { sequence, sources } = parsed as { readonly sequence?: unknown; readonly sources?: unknown }
+  const marks = new Map<string, number>()
+  if (typeof sources === "object" && sources !== null) {
+    for (const [source, mark] of Object.entries(sources)) if (isMark(mark)) marks.set(source, mark)
+  }
+  return { sequence: isMark(sequence) ? sequence : 0, sources: marks }
+}
+
+const appliedText = (applied: AppliedPosition): string =>
+  JSON.stringify({ sequence: applied.sequence, sources: Object.fromEntries(applied.sources) })
 
 const call = <A>(
   bucket: string,
@@ -55,7 +92,7 @@ const call = <A>(
     ),
   )
 
-/** Reads every key of the bucket: the GPUs' places, the held removals and the sequence applied. */
+/** Reads every key of the bucket: the GPUs' places, the held removals and how far the stream was applied. */
 export const loadHubState = (kv: KV, bucket: string): Effect.Effect<HubState, HubStateError> =>
   call(
     bucket,
@@ -63,7 +100,7 @@ export const loadHubState = (kv: KV, bucket: string): Effect.Effect<HubState, Hu
     async () => {
       const places = new Map<string, GpuPlace>()
       const held = new Map<string, GpuRecord>()
-      let appliedSequence = 0
+      let applied = nothingApplied
       const keys: Array<string> = []
       for await (const key of await kv.keys()) keys.push(key)
       // Read side by side, a bounded number at a time: a fleet of 100,000 GPUs is as many keys.
@@ -76,7 +113,7 @@ export const loadHubState = (kv: KV, bucket: string): Effect.Effect<HubState, Hu
       for (const [key, entry] of entries) {
         if (entry === null || entry === undefined || entry.operation !== "PUT") continue
         if (key === appliedKey) {
-          appliedSequence = Number(entry.string())
+          applied = readApplied(entry.string())
         } else if (key.startsWith("place.")) {
           const place = entry.json<GpuPlace & { readonly uuid: string }>()
           places.set(place.uuid, { cluster: place.cluster, node: place.node, machine: place.machine })
@@ -85,20 +122,20 @@ export const loadHubState = (kv: KV, bucket: string): Effect.Effect<HubState, Hu
           held.set(removal.uuid, removal)
         }
       }
-      return { snapshot: { places, held }, appliedSequence: Number.isFinite(appliedSequence) ? appliedSequence : 0 }
+      return { snapshot: { places, held }, applied }
     },
     loadTimeout,
   )
 
 /**
- * Writes the changes, the last one of each key winning, side by side, then the sequence they were applied
- * up to; writing them again is harmless.
+ * Writes the changes, the last one of each key winning, side by side, then how far they were applied (the
+ * hub stream sequence and the sources' marks together, in one write); writing them again is harmless.
  */
 export const writeHubState = (
   kv: KV,
   bucket: string,
   changes: ReadonlyArray<HubFleetChange>,
-  appliedSequence: number,
+  applied: AppliedPosition,
 ): Effect.Effect<void, HubStateError> =>
   call(bucket, "write", async () => {
     const latest = new Map<string, string | undefined>()
@@ -123,5 +160,5 @@ export const writeHubState = (
         value === undefined ? kv.delete(key) : kv.put(key, value).then(() => undefined),
       ),
     )
-    await kv.put(appliedKey, String(appliedSequence))
+    await kv.put(appliedKey, appliedText(applied))
   })
