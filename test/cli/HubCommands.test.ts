@@ -97,7 +97,7 @@ beforeAll(async () => {
   const manager = await jetstreamManager(hub)
   await Effect.runPromise(
     Effect.gen(function* () {
-      yield* ensureHubStream(manager, "GPU_SERIALS_HUB", clusterStream, clusters)
+      yield* ensureHubStream(manager, "GPU_SERIALS_HUB", clusterStream, prefix, clusters)
       yield* ensureHubBucket(manager, bucket, bucket, clusters)
     }),
   )

@@ -183,7 +183,7 @@ describe("deploy/nats: the hub's and a cluster's NATS configs", () => {
       await leafManager.streams.add({ name: "GPU_SERIALS", subjects: ["gpu.serials.>"] })
       await jetstream(leaf).publish("gpu.serials.east.node-1.added", "{}", { msgID: "record-1" })
       const hubManager = await jetstreamManager(hub)
-      await Effect.runPromise(ensureHubStream(hubManager, "GPU_SERIALS_HUB", "GPU_SERIALS", ["east"]))
+      await Effect.runPromise(ensureHubStream(hubManager, "GPU_SERIALS_HUB", "GPU_SERIALS", "gpu.serials", ["east"]))
       await eventually(async () => (await hubManager.streams.info("GPU_SERIALS_HUB")).state.messages === 1)
       const copied = await hubManager.streams.getMessage("GPU_SERIALS_HUB", { seq: 1 })
       expect(copied?.subject).toBe("gpu.serials.east.node-1.added")

@@ -14,6 +14,8 @@ import { type NatsConnectionConfig, natsConnectionSettings } from "../../natscli
 const STREAM_NAME = /^[^\s.*>/\\]+$/
 /** A KV bucket name. */
 const BUCKET_NAME = /^[A-Za-z0-9_-]+$/
+/** A subject token of a prefix: no spaces, `*` or `>`. */
+const SUBJECT_TOKEN = /^[^\s.*>]+$/
 /** A JetStream domain: one subject token. */
 const DOMAIN = /^[A-Za-z0-9_-]+$/
 
@@ -85,6 +87,21 @@ export const clusterStreamSetting = streamSetting(
   "hub cluster stream",
   "The JetStream stream each cluster's nats exporter publishes to (its NATS_STREAM), in the cluster's domain.",
 )
+
+export const clusterSubjectPrefixSetting: Setting<string> = {
+  key: "clusterSubjectPrefix",
+  env: "HUB_CLUSTER_SUBJECT_PREFIX",
+  type: stringType,
+  default: "gpu.serials",
+  secret: "none",
+  label: "hub cluster subject prefix",
+  description:
+    "The subject prefix each cluster's nats exporter publishes under (its NATS_SUBJECT_PREFIX): the hub stream takes from each cluster's stream only <prefix>.<cluster>.>, since leaf nodes of one account also store the other clusters' records.",
+  check: (value) =>
+    value.split(".").every((token) => SUBJECT_TOKEN.test(token))
+      ? undefined
+      : "hub cluster subject prefix must be dot-separated tokens without spaces, '*' or '>'",
+}
 
 export const clusterKvBucketSetting = bucketSetting(
   "clusterKvBucket",
@@ -158,6 +175,7 @@ export const hubSourceInactiveAfterSetting: Setting<number> = {
 export interface HubNatsConfig extends NatsConnectionConfig {
   readonly clusters: ReadonlyArray<string>
   readonly clusterStream: string
+  readonly clusterSubjectPrefix: string
   readonly clusterKvBucket: string
   readonly stream: string
   readonly kvBucket: string
@@ -172,6 +190,7 @@ export const hubNatsSettings: ComponentSettings<HubNatsConfig> = {
     hubConnection.url,
     hubClustersSetting,
     clusterStreamSetting,
+    clusterSubjectPrefixSetting,
     clusterKvBucketSetting,
     hubStreamSetting,
     hubKvBucketSetting,
@@ -213,6 +232,7 @@ export const hubNatsSettings: ComponentSettings<HubNatsConfig> = {
     ...hubConnection.connectionOf(values),
     clusters: values.get(hubClustersSetting) ?? [],
     clusterStream: values.require(clusterStreamSetting),
+    clusterSubjectPrefix: values.require(clusterSubjectPrefixSetting),
     clusterKvBucket: values.require(clusterKvBucketSetting),
     stream: values.require(hubStreamSetting),
     kvBucket: values.require(hubKvBucketSetting),

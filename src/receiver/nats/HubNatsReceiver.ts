@@ -109,9 +109,13 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
   const manager = yield* call("JetStream", () => jetstreamManager(connection, { timeout: 10_000 })).pipe(
     Effect.mapError(startError),
   )
-  yield* ensureHubStream(manager, config.stream, config.clusterStream, config.clusters).pipe(
-    Effect.mapError(startError),
-  )
+  yield* ensureHubStream(
+    manager,
+    config.stream,
+    config.clusterStream,
+    config.clusterSubjectPrefix,
+    config.clusters,
+  ).pipe(Effect.mapError(startError))
   yield* ensureHubBucket(manager, config.kvBucket, config.clusterKvBucket, config.clusters).pipe(
     Effect.mapError(startError),
   )

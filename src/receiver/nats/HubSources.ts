@@ -66,33 +66,52 @@ export const sourceDomain = (source: unknown): string | undefined => {
   return match?.[1]
 }
 
+/**
+ * A cluster's source: `name` in the cluster's domain, only the subjects under `filter(cluster)` when given.
+ * Leaf nodes of one account carry each other's subjects, so a cluster's stream also stores the records
+ * the other clusters publish; the filter keeps the cluster's own.
+ */
+const clusterSource = (
+  name: string,
+  cluster: string,
+  filter: ((cluster: string) => string) | undefined,
+): StreamSource =>
+  filter === undefined ? { name, domain: cluster } : { name, domain: cluster, filter_subject: filter(cluster) }
+
 /** The sources of `clusters` not among `existing`, each `name` in the cluster's domain. */
 const missingSources = (
   existing: ReadonlyArray<unknown>,
   clusters: ReadonlyArray<string>,
   name: string,
+  filter?: (cluster: string) => string,
 ): Array<StreamSource> => {
   const sourced = new Set(existing.map(sourceDomain))
-  return clusters.filter((cluster) => !sourced.has(cluster)).map((cluster) => ({ name, domain: cluster }))
+  return clusters.filter((cluster) => !sourced.has(cluster)).map((cluster) => clusterSource(name, cluster, filter))
 }
 
+/** The subjects of one cluster's records and heartbeats: `<prefix>.<cluster>.>`. */
+export const clusterSubjects = (subjectPrefix: string) => (cluster: string) => `${subjectPrefix}.${cluster}.>`
+
 /**
- * Creates the hub stream sourcing `clusterStream` from each cluster's domain, or adds the clusters it does
- * not source yet; a cluster no longer listed keeps its source, so its history stays readable.
+ * Creates the hub stream sourcing `clusterStream` from each cluster's domain, the cluster's own subjects
+ * only (`<subjectPrefix>.<cluster>.>`), or adds the clusters it does not source yet; a cluster no longer
+ * listed keeps its source, so its history stays readable.
  */
 export const ensureHubStream = Effect.fnUntraced(function* (
   manager: JetStreamManager,
   stream: string,
   clusterStream: string,
+  subjectPrefix: string,
   clusters: ReadonlyArray<string>,
 ) {
+  const filter = clusterSubjects(subjectPrefix)
   const existing = yield* existingConfig(manager, stream)
   if (existing === undefined) {
     yield* call(stream, "create", () =>
       manager.streams.add({
         name: stream,
         subjects: [],
-        sources: clusters.map((cluster) => ({ name: clusterStream, domain: cluster })),
+        sources: clusters.map((cluster) => clusterSource(clusterStream, cluster, filter)),
         storage: StorageType.File,
         duplicate_window: duplicateWindow,
       }),
@@ -100,7 +119,7 @@ export const ensureHubStream = Effect.fnUntraced(function* (
     yield* Effect.logInfo("created hub stream").pipe(Effect.annotateLogs({ stream, clusters: clusters.join(",") }))
     return
   }
-  const missing = missingSources(existing.sources ?? [], clusters, clusterStream)
+  const missing = missingSources(existing.sources ?? [], clusters, clusterStream, filter)
   if (missing.length === 0) return
   yield* call(stream, "update", () =>
     manager.streams.update(stream, { sources: [...(existing.sources ?? []), ...missing] }),
