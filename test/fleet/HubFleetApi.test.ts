@@ -1,23 +1,20 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { connect, type NatsConnection } from "@nats-io/transport-node"
-import { Effect, Exit, Fiber, Result } from "effect"
+import { Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseServiceFlags } from "../../src/cli/ServiceFlags.ts"
 import { resolveConfig } from "../../src/config/ResolveConfig.ts"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import { type GpuRecord, recordSchema } from "../../src/domain/GpuRecord.ts"
-import type { InventoryEvent } from "../../src/domain/InventoryEvent.ts"
 import type { InventoryEventKind } from "../../src/domain/InventoryEventKind.ts"
 import { recordId } from "../../src/domain/RecordId.ts"
 import * as NatsExporter from "../../src/exporter/nats/NatsExporter.ts"
 import { streamConfig } from "../../src/exporter/nats/NatsStream.ts"
 import { eventSubject } from "../../src/exporter/nats/NatsSubject.ts"
 import { recordJson } from "../../src/exporter/RecordJson.ts"
-import * as JsonLogger from "../../src/log/JsonLogger.ts"
 import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
-import { runGpuSerialsService } from "../../src/service/GpuSerialsService.ts"
-import { capturingExporter } from "../service/ServiceHarness.ts"
 import { type NatsTopology, startNatsTopology } from "../support/NatsTopology.ts"
+import { startHub } from "../support/RunningHub.ts"
 
 // A hub's fleet API over real nats-servers: a leaf per cluster, the hub's service with receiver nats and
 // processor fleet, the clusters' records published as their nats exporters publish them.
@@ -97,31 +94,6 @@ const hubConfig = (): ServiceConfig => {
   })
   if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
   return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
-}
-
-const startHub = (config: ServiceConfig) => {
-  const events: Array<InventoryEvent> = []
-  const logs: Array<Record<string, unknown>> = []
-  const fiber = Effect.runFork(
-    runGpuSerialsService({ config, exporters: [capturingExporter(events)], serviceVersion: "0.0.0-test" }).pipe(
-      Effect.provide(
-        JsonLogger.layer({
-          level: "info",
-          output: { write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) },
-        }),
-      ),
-    ),
-  )
-  let ended: string | undefined
-  fiber.addObserver((exit) => {
-    ended = Exit.isSuccess(exit) ? "the hub returned" : `the hub failed: ${String(exit.cause)}`
-  })
-  return {
-    events,
-    ended: () => ended,
-    port: () => Number(logs.find((line) => line.msg === "gpu-serials running")?.port ?? 0),
-    stop: () => Effect.runPromise(Fiber.interrupt(fiber)),
-  }
 }
 
 type RunningHub = ReturnType<typeof startHub>

@@ -1,7 +1,7 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
 import { connect, type NatsConnection } from "@nats-io/transport-node"
-import { Effect, Exit, Fiber, Result } from "effect"
+import { Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseServiceFlags } from "../../../src/cli/ServiceFlags.ts"
 import { resolveConfig } from "../../../src/config/ResolveConfig.ts"
@@ -18,11 +18,9 @@ import { storeFactory as natsKvStore } from "../../../src/exporter/nats/NatsKvIn
 import { streamConfig } from "../../../src/exporter/nats/NatsStream.ts"
 import { eventSubject } from "../../../src/exporter/nats/NatsSubject.ts"
 import { recordJson } from "../../../src/exporter/RecordJson.ts"
-import * as JsonLogger from "../../../src/log/JsonLogger.ts"
 import { builtinComponents } from "../../../src/service/BuiltinComponents.ts"
-import { runGpuSerialsService } from "../../../src/service/GpuSerialsService.ts"
-import { capturingExporter } from "../../service/ServiceHarness.ts"
 import { type NatsTopology, startNatsTopology } from "../../support/NatsTopology.ts"
+import { type RunningHub, startHub } from "../../support/RunningHub.ts"
 
 const clusters = ["east", "west"] as const
 const prefix = "gpu.serials"
@@ -121,42 +119,6 @@ const hubConfig = (): ServiceConfig => {
   })
   if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
   return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
-}
-
-interface RunningHub {
-  readonly events: Array<InventoryEvent>
-  readonly logs: Array<Record<string, unknown>>
-  readonly ended: () => string | undefined
-  readonly port: () => number
-  readonly stop: () => Promise<void>
-}
-
-const startHub = (config: ServiceConfig): RunningHub => {
-  const events: Array<InventoryEvent> = []
-  const logs: Array<Record<string, unknown>> = []
-  const fiber = Effect.runFork(
-    runGpuSerialsService({ config, exporters: [capturingExporter(events)], serviceVersion: "0.0.0-test" }).pipe(
-      Effect.provide(
-        JsonLogger.layer({
-          level: "info",
-          output: { write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) },
-        }),
-      ),
-    ),
-  )
-  let ended: string | undefined
-  fiber.addObserver((exit) => {
-    ended = Exit.isSuccess(exit) ? "the hub returned" : `the hub failed: ${String(exit.cause)}`
-  })
-  return {
-    events,
-    logs,
-    ended: () => ended,
-    port: () => Number(logs.find((line) => line.msg === "gpu-serials running")?.port ?? 0),
-    stop: async () => {
-      await Effect.runPromise(Fiber.interrupt(fiber))
-    },
-  }
 }
 
 /** Polls `condition` every 100 ms until it holds; fails with `what` once the hub ended or after `attempts` polls. */

@@ -1,0 +1,44 @@
+import { Effect, Exit, Fiber } from "effect"
+import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
+import type { InventoryEvent } from "../../src/domain/InventoryEvent.ts"
+import * as JsonLogger from "../../src/log/JsonLogger.ts"
+import { runGpuSerialsService } from "../../src/service/GpuSerialsService.ts"
+import { capturingExporter } from "../service/ServiceHarness.ts"
+
+/** A hub service running in this process: the events it exported, its log lines, and how it ended. */
+export interface RunningHub {
+  readonly events: Array<InventoryEvent>
+  readonly logs: Array<Record<string, unknown>>
+  readonly ended: () => string | undefined
+  readonly port: () => number
+  readonly stop: () => Promise<void>
+}
+
+/** Starts the service with `config` (a hub pipeline), capturing its events and its JSON log. */
+export const startHub = (config: ServiceConfig): RunningHub => {
+  const events: Array<InventoryEvent> = []
+  const logs: Array<Record<string, unknown>> = []
+  const fiber = Effect.runFork(
+    runGpuSerialsService({ config, exporters: [capturingExporter(events)], serviceVersion: "0.0.0-test" }).pipe(
+      Effect.provide(
+        JsonLogger.layer({
+          level: "info",
+          output: { write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) },
+        }),
+      ),
+    ),
+  )
+  let ended: string | undefined
+  fiber.addObserver((exit) => {
+    ended = Exit.isSuccess(exit) ? "the hub returned" : `the hub failed: ${String(exit.cause)}`
+  })
+  return {
+    events,
+    logs,
+    ended: () => ended,
+    port: () => Number(logs.find((line) => line.msg === "gpu-serials running")?.port ?? 0),
+    stop: async () => {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+    },
+  }
+}
