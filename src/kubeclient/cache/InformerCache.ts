@@ -47,15 +47,28 @@ export class InformerCache<T extends CachedObject> {
 
   /** Replaces the whole content with a fresh list. */
   replace(listed: Iterable<T>): ReadonlyArray<CacheChange<T>> {
-    const changes: Array<CacheChange<T>> = []
     const seen = new Set<string>()
-    for (const object of listed) {
+    const changes = this.upsertListed(listed, seen)
+    changes.push(...this.removeUnlisted(seen))
+    return changes
+  }
+
+  /** Stores one page of a list, adding each object's key to `seen`: a list handed over page by page. */
+  upsertListed(page: Iterable<T>, seen: Set<string>): Array<CacheChange<T>> {
+    const changes: Array<CacheChange<T>> = []
+    for (const object of page) {
       seen.add(object.key)
       const change = this.upsert(object)
       if (change !== undefined) {
         changes.push(change)
       }
     }
+    return changes
+  }
+
+  /** Ends a list handed over page by page: what no page held is deleted. */
+  removeUnlisted(seen: ReadonlySet<string>): Array<CacheChange<T>> {
+    const changes: Array<CacheChange<T>> = []
     for (const [key, object] of this.objects) {
       if (!seen.has(key)) {
         this.objects.delete(key)

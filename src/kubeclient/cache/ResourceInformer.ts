@@ -68,7 +68,7 @@ export interface ResourceInformer<T extends CachedObject> {
   readonly get: (key: string) => T | undefined
   readonly values: () => IterableIterator<T>
   readonly size: () => number
-  /** Completes once the first list was stored (and its changes handled). */
+  /** Completes once the first list was stored (and its changes handled), its last page included. */
   readonly synced: Effect.Effect<void>
   readonly isSynced: () => boolean
   /** Unhealthy before the first list and while list or watch fail. */
@@ -101,8 +101,8 @@ const resourceVersionOf = (object: unknown): string | undefined =>
     : undefined
 
 /**
- * Lists and then watches one kind of object into a cache, handing every change to `onChange` in order.
- * A watch that ends is resumed from the last resourceVersion seen (events or bookmarks); a 410 Gone
+ * Lists and then watches one kind of object into a cache, handing every change to `onChange` in order;
+ * the first list page by page as the pages arrive, later ones whole (see `relist`). A watch that ends is resumed from the last resourceVersion seen (events or bookmarks); a 410 Gone
  * relists; a silent watch is replaced; any error restarts it after a capped, jittered backoff and counts
  * an informer restart. It runs until the scope closes, which closes its watch.
  */
@@ -122,8 +122,16 @@ export const start = <T extends CachedObject>(
 
     const handle = (changes: Iterable<CacheChange<T>>) => Effect.forEach(changes, onChange, { discard: true })
 
+    /**
+     * Lists every page. Until the first list completed, each page is stored and its changes handed over
+     * as it arrives, so a large cluster's first objects are at work while the rest is listed; what an
+     * earlier, broken attempt stored and no page holds any more is deleted at the end. Every later list
+     * (after a 410 or an error) replaces the cache at once when its last page is in, as client-go does.
+     */
     const relist = Effect.gen(function* () {
+      const pageByPage = !synced
       const objects: Array<T> = []
+      const seen = new Set<string>()
       let continueToken: string | undefined
       let listedVersion = ""
       do {
@@ -131,16 +139,20 @@ export const start = <T extends CachedObject>(
           limit: options.pageSize,
           ...(continueToken === undefined ? {} : { continueToken }),
         })
+        const decoded: Array<T> = pageByPage ? [] : objects
         for (const item of page.items) {
           const object = source.decode(item)
           if (object !== undefined) {
-            objects.push(object)
+            decoded.push(object)
           }
+        }
+        if (pageByPage) {
+          yield* handle(cache.upsertListed(decoded, seen))
         }
         listedVersion = page.resourceVersion
         continueToken = page.continueToken
       } while (continueToken !== undefined)
-      yield* handle(cache.replace(objects))
+      yield* handle(pageByPage ? cache.removeUnlisted(seen) : cache.replace(objects))
       resourceVersion = listedVersion
       lastFailure = undefined
       if (!synced) {

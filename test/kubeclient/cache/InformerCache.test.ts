@@ -43,4 +43,22 @@ describe("InformerCache", () => {
     expect([...cache.values()].map((cached) => cached.key).sort()).toEqual(["changed", "kept", "new"])
     expect(cache.get("changed")?.resourceVersion).toBe("5")
   })
+
+  it("a list taken page by page gives each page's changes as it comes, and the deletions at its end", () => {
+    const cache = new InformerCache<Item>()
+    cache.upsert(item("left over", "1"))
+    const seen = new Set<string>()
+    expect(cache.upsertListed([item("a", "2"), item("left over", "1")], seen).map((change) => change._tag)).toEqual([
+      "Added",
+    ])
+    expect(cache.upsertListed([item("b", "3")], seen).map((change) => [change._tag, change.object.key])).toEqual([
+      ["Added", "b"],
+    ])
+    expect(cache.removeUnlisted(seen)).toEqual([])
+    expect(cache.removeUnlisted(new Set(["a"])).map((change) => [change._tag, change.object.key])).toEqual([
+      ["Deleted", "left over"],
+      ["Deleted", "b"],
+    ])
+    expect([...cache.values()].map((cached) => cached.key)).toEqual(["a"])
+  })
 })
