@@ -21,6 +21,7 @@ interface HistoryRow {
   readonly previous_health_state: string | null
   readonly previous_node: string | null
   readonly previous_machine: string | null
+  readonly previous_cluster: string | null
 }
 
 const entryOf = (row: HistoryRow): HistoryEntry => ({
@@ -33,6 +34,7 @@ const entryOf = (row: HistoryRow): HistoryEntry => ({
   ...(row.previous_health_state === null ? {} : { previousHealthState: row.previous_health_state }),
   ...(row.previous_node === null ? {} : { previousNode: row.previous_node }),
   ...(row.previous_machine === null ? {} : { previousMachine: row.previous_machine }),
+  ...(row.previous_cluster === null ? {} : { previousCluster: row.previous_cluster }),
 })
 
 /**
@@ -52,7 +54,8 @@ export const historyReader = (
       maxConnections: 1,
       name: "fleet-history",
     })
-    const sql = `SELECT read_time, event, node, machine, chassis, health_state, previous_health_state, previous_node, previous_machine
+    const sql = `SELECT read_time, event, node, machine, chassis, health_state, previous_health_state, previous_node, previous_machine,
+        previous_cluster
       FROM ${tables.history}
       WHERE uuid = $1 AND cluster = $2 AND event IN ('added', 'moved', 'removed', 'health')
       ORDER BY read_time DESC, inserted_at DESC

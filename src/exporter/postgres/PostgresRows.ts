@@ -33,6 +33,8 @@ export const historyColumns = [
   ["health_state", "text"],
   ["previous_health_state", "text"],
   ["health", "jsonb"],
+  ["previous_cluster", "text"],
+  ["mig_devices", "jsonb"],
 ] as const
 
 /** One value of a row, as the driver sends it. */
@@ -67,6 +69,8 @@ const historyRow = (record: GpuRecord): ReadonlyArray<Cell> => [
   record.health?.state ?? null,
   record.previousHealthState ?? null,
   healthJson(record.health),
+  record.previousCluster ?? null,
+  record.migDevices === undefined ? null : JSON.stringify(record.migDevices),
 ]
 
 /** Rows as column arrays: `columns[i][j]` is column i of row j. */
@@ -106,22 +110,38 @@ export interface CurrentChanges {
   readonly removed: Array<Array<Cell>>
 }
 
+/** A GPU gone from a cluster: removed there, or moved from there to another cluster. */
+interface Departure {
+  readonly cluster: string
+  readonly uuid: string
+  readonly time: string
+}
+
 /**
  * The current-state changes of a batch. Events of one GPU apply in order, so its last located event
  * (added, moved, observed) says where it is, a `removed` after it marks it removed there, and its
- * first event's time is when it was first seen, should the row be new.
+ * first event's time is when it was first seen, should the row be new. A move across clusters also
+ * marks the GPU removed in the cluster it left, whose own removal the hub folds into the move.
  */
 export const currentChanges = (events: ReadonlyArray<InventoryEvent>): CurrentChanges => {
-  const gpus = new Map<string, { first: string; located?: GpuRecord; removed?: GpuRecord }>()
+  const gpus = new Map<string, { first: string; located?: GpuRecord; removed?: Departure }>()
+  const gpuOf = (cluster: string, uuid: string, time: string) => {
+    const key = `${cluster}\u0000${uuid}`
+    const gpu = gpus.get(key) ?? { first: time }
+    gpus.set(key, gpu)
+    return gpu
+  }
   for (const { record } of events) {
-    const key = `${record.cluster}\u0000${record.uuid}`
-    const gpu = gpus.get(key) ?? { first: record.time }
+    const gpu = gpuOf(record.cluster, record.uuid, record.time)
     if (record.event === "removed") gpu.removed = record
     else {
       gpu.located = record
       delete gpu.removed
     }
-    gpus.set(key, gpu)
+    const left = record.previousCluster
+    if (left !== undefined && left !== record.cluster) {
+      gpuOf(left, record.uuid, record.time).removed = { cluster: left, uuid: record.uuid, time: record.time }
+    }
   }
   const located: Array<ReadonlyArray<Cell>> = []
   const removed: Array<ReadonlyArray<Cell>> = []

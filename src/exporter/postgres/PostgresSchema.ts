@@ -83,6 +83,13 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE INDEX IF NOT EXISTS ${indexName(t, "current_health_idx")} ON ${t.current} (cluster, health_state) WHERE removed_at IS NULL AND health_state <> 'ok'`,
     ],
   },
+  {
+    version: 3,
+    description: "the cluster a GPU moved from and the MIG devices of every event",
+    statements: (t) => [
+      `ALTER TABLE ${t.history} ADD COLUMN IF NOT EXISTS previous_cluster text, ADD COLUMN IF NOT EXISTS mig_devices jsonb`,
+    ],
+  },
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)
@@ -119,7 +126,7 @@ export const migrate = (pool: pg.Pool, tables: PostgresTables): Effect.Effect<Re
 
 /** The columns of each table a later schema version added, which an unmigrated table lacks. */
 const columnsOfLaterVersions = {
-  history: ["health_state", "previous_health_state", "health"],
+  history: ["health_state", "previous_health_state", "health", "previous_cluster", "mig_devices"],
   current: ["health_state", "health"],
 } as const
 

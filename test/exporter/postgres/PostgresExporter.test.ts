@@ -52,7 +52,7 @@ describe("postgres exporter", () => {
         versions.rows,
         every.map((version) => ({ version })),
       )
-      assert.strictEqual(latestVersion, 2)
+      assert.strictEqual(latestVersion, 3)
     }).pipe(Effect.scoped),
   )
 
@@ -181,6 +181,157 @@ describe("postgres exporter", () => {
     }).pipe(Effect.scoped),
   )
 
+  it.live("writes a move across clusters with the cluster it left, and marks the GPU removed there", () =>
+    Effect.gen(function* () {
+      const config = exporterConfig(database.connection, { table: "crossed" })
+      const exporter = yield* PostgresExporter.factory.create(config, createSettings)
+      const before = { ...addedEvent(3), record: { ...addedEvent(3).record, cluster: "prod-us" } }
+      const moved = eventOf(3, "moved", "2025-06-02T08:00:00.000Z", {
+        cluster: "prod-eu",
+        node: "gpu-node-9",
+        machine: "i-0new",
+        previousCluster: "prod-us",
+        previousNode: "gpu-node-3",
+        previousMachine: "i-0abc",
+      })
+      const withMig = {
+        ...addedEvent(4),
+        record: {
+          ...addedEvent(4).record,
+          migMode: "Enabled",
+          migDevices: [{ uuid: "MIG-0a1b2c3d-0000-5555-6666-777777777777", profile: "1g.10gb" }],
+        },
+      }
+      yield* exporter.export([before, addedEvent(5)])
+      yield* exporter.flush("10 seconds")
+      yield* exporter.export([moved, withMig])
+      yield* exporter.flush("10 seconds")
+
+      const history = yield* Effect.promise(() =>
+        database.query(
+          "SELECT event, cluster, node, previous_cluster, previous_node, mig_devices FROM crossed ORDER BY id",
+        ),
+      )
+      assert.deepStrictEqual(history.rows, [
+        {
+          event: "added",
+          cluster: "prod-us",
+          node: "gpu-node-3",
+          previous_cluster: null,
+          previous_node: null,
+          mig_devices: null,
+        },
+        {
+          event: "moved",
+          cluster: "prod-eu",
+          node: "gpu-node-9",
+          previous_cluster: "prod-us",
+          previous_node: "gpu-node-3",
+          mig_devices: null,
+        },
+        {
+          event: "added",
+          cluster: "prod-eu",
+          node: "gpu-node-4",
+          previous_cluster: null,
+          previous_node: null,
+          mig_devices: [{ uuid: "MIG-0a1b2c3d-0000-5555-6666-777777777777", profile: "1g.10gb" }],
+        },
+        {
+          event: "added",
+          cluster: "prod-eu",
+          node: "gpu-node-5",
+          previous_cluster: null,
+          previous_node: null,
+          mig_devices: null,
+        },
+      ])
+      const current = yield* Effect.promise(() =>
+        database.query("SELECT cluster, node, removed_at FROM crossed_current WHERE uuid = $1 ORDER BY cluster", [
+          moved.record.uuid,
+        ]),
+      )
+      assert.deepStrictEqual(
+        current.rows.map((row) => [row.cluster, row.node, row.removed_at?.toISOString() ?? null]),
+        [
+          ["prod-eu", "gpu-node-9", null],
+          ["prod-us", "gpu-node-3", "2025-06-02T08:00:00.000Z"],
+        ],
+      )
+      assert.strictEqual(yield* Effect.promise(() => count("crossed_current WHERE removed_at IS NULL")), 3)
+    }).pipe(Effect.scoped),
+  )
+
+  it.live(
+    "refuses a table of schema version 2 when auto-migrate is off, naming previous_cluster; the migration to version 3 keeps its rows",
+    () =>
+      Effect.gen(function* () {
+        const pool = yield* poolOf()
+        const tables = postgresTables("public", "second")
+        const applied = migrations.filter((migration) => migration.version <= 2)
+        yield* Effect.promise(async () => {
+          for (const migration of applied)
+            for (const statement of migration.statements(tables)) await database.query(statement)
+          await database.query(
+            "CREATE TABLE second_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+          )
+          for (const migration of applied) {
+            await database.query("INSERT INTO second_migrations (version, description) VALUES ($1, $2)", [
+              migration.version,
+              migration.description,
+            ])
+          }
+          // A row as gpu-serials of schema version 2 wrote it.
+          await database.query(
+            `INSERT INTO second (id, event, cluster, node, machine, source, chassis, serial, uuid, gpu_index, serial_shared,
+              previous_node, previous_machine, read_time, health_state)
+            VALUES ('v2-row', 'moved', 'prod-eu', 'gpu-node-2', 'i-0new', 'gpu-operator/p', '', '01650000000001',
+              'GPU-00000001-1111-2222-3333-444444444444', 1, false, 'gpu-node-1', 'i-0abc', '2025-05-01T00:00:00Z', 'ok')`,
+          )
+        })
+
+        const refused = yield* startFailure(
+          exporterConfig(database.connection, { table: "second", autoMigrate: false }),
+        )
+        assert.strictEqual(
+          refused.message,
+          "postgres public.second: postgres table lacks column public.second.previous_cluster, public.second.mig_devices of schema version 3 (set POSTGRES_AUTO_MIGRATE=true once to migrate it)",
+        )
+
+        assert.deepStrictEqual(yield* migrate(pool, tables), [3])
+        const kept = yield* Effect.promise(() =>
+          database.query("SELECT id, node, previous_node, health_state, previous_cluster, mig_devices FROM second"),
+        )
+        assert.deepStrictEqual(kept.rows, [
+          {
+            id: "v2-row",
+            node: "gpu-node-2",
+            previous_node: "gpu-node-1",
+            health_state: "ok",
+            previous_cluster: null,
+            mig_devices: null,
+          },
+        ])
+        const exporter = yield* PostgresExporter.factory.create(
+          exporterConfig(database.connection, { table: "second", autoMigrate: false }),
+          createSettings,
+        )
+        const moved = eventOf(1, "moved", "2025-06-02T08:00:00.000Z", {
+          node: "gpu-node-9",
+          previousCluster: "prod-us",
+          previousNode: "gpu-node-7",
+        })
+        yield* exporter.export([moved])
+        yield* exporter.flush("10 seconds")
+        assert.strictEqual(
+          yield* Effect.promise(() =>
+            count("second WHERE id = $1 AND previous_cluster = 'prod-us'", [moved.record.id]),
+          ),
+          1,
+        )
+      }).pipe(Effect.scoped),
+  )
+
   it.live(
     "refuses a table of schema version 1 when auto-migrate is off, naming the missing columns; auto-migrate adds them",
     () =>
@@ -194,7 +345,7 @@ describe("postgres exporter", () => {
         const refused = yield* startFailure(exporterConfig(database.connection, { table: "older", autoMigrate: false }))
         assert.strictEqual(
           refused.message,
-          "postgres public.older: postgres table lacks column public.older.health_state, public.older.previous_health_state, public.older.health, public.older_current.health_state, public.older_current.health of schema version 2 (set POSTGRES_AUTO_MIGRATE=true once to migrate it)",
+          "postgres public.older: postgres table lacks column public.older.health_state, public.older.previous_health_state, public.older.health, public.older.previous_cluster, public.older.mig_devices, public.older_current.health_state, public.older_current.health of schema version 3 (set POSTGRES_AUTO_MIGRATE=true once to migrate it)",
         )
 
         // As gpu-serials of schema version 1 left it: the tables, and version 1 recorded as applied.
@@ -206,7 +357,7 @@ describe("postgres exporter", () => {
             first.description,
           ])
         })
-        assert.deepStrictEqual(yield* migrate(pool, tables), [2])
+        assert.deepStrictEqual(yield* migrate(pool, tables), [2, 3])
         const exporter = yield* PostgresExporter.factory.create(
           exporterConfig(database.connection, { table: "older", autoMigrate: false }),
           createSettings,

@@ -39,7 +39,9 @@ export const eventOf = (
   n: number,
   event: GpuRecord["event"],
   time: string,
-  place: Partial<Pick<GpuRecord, "node" | "machine" | "previousNode" | "previousMachine">> = {},
+  place: Partial<
+    Pick<GpuRecord, "cluster" | "node" | "machine" | "previousCluster" | "previousNode" | "previousMachine">
+  > = {},
 ): InventoryEvent => {
   const base = addedEvent(n)
   return { ...base, record: { ...base.record, event, id: `${base.record.id}-${event}-${time}`, time, ...place } }

@@ -25,6 +25,7 @@ describe("the fleet API's history from postgres", () => {
       const moved = eventOf(1, "moved", "2025-06-02T08:00:00.000Z", {
         node: "gpu-node-9",
         machine: "i-0new",
+        previousCluster: "prod-us",
         previousNode: "gpu-node-1",
         previousMachine: "i-0abc",
       })
@@ -47,7 +48,13 @@ describe("the fleet API's history from postgres", () => {
           ["added", added.record.node, "2025-06-01T08:00:00.000Z"],
         ],
       )
-      assert.deepInclude(entries?.[1], { previousNode: "gpu-node-1", previousMachine: "i-0abc", machine: "i-0new" })
+      assert.deepInclude(entries?.[1], {
+        previousCluster: "prod-us",
+        previousNode: "gpu-node-1",
+        previousMachine: "i-0abc",
+        machine: "i-0new",
+      })
+      assert.notProperty(entries?.[0], "previousCluster")
       assert.strictEqual((yield* read(added.record.uuid, 1))?.length, 1)
       assert.isUndefined(yield* read("GPU-unknown", 10))
       const elsewhere = yield* historyReader(config, "another-cluster")
