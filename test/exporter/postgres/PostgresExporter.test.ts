@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { afterAll, beforeAll } from "vitest"
@@ -331,6 +332,14 @@ describe("postgres exporter", () => {
         )
       }).pipe(Effect.scoped),
   )
+
+  it("documents version 3's statement for the default table as the migration runs it", () => {
+    const page = readFileSync(new URL("../../../docs/exporters/postgres.md", import.meta.url), "utf8")
+    const third = migrations.find((migration) => migration.version === 3)
+    const statements = third?.statements(postgresTables("public", "gpu_serials")) ?? []
+    assert.isNotEmpty(statements)
+    for (const statement of statements) assert.include(page, `\n${statement};\n`)
+  })
 
   it.live(
     "refuses a table of schema version 1 when auto-migrate is off, naming the missing columns; auto-migrate adds them",
