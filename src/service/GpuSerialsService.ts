@@ -73,10 +73,12 @@ const fleetOf = (options: GpuSerialsServiceOptions): Fleet["Service"] | undefine
  * table; the reader's module loads only then. A pool that cannot be made leaves the process's own history.
  */
 const durableHistory = (fleet: Fleet["Service"], exporters: ReadonlyArray<ConfiguredExporter>, cluster: string) => {
+  // A hub's table holds the rows of every cluster, written under each GPU's own cluster.
+  const historyCluster = fleet.options.acrossClusters === true ? undefined : cluster
   const postgres = exporters.find((exporter) => exporter.type === "postgres")
   if (postgres === undefined) return Effect.void
   return Effect.promise(() => import("../exporter/postgres/PostgresHistory.ts")).pipe(
-    Effect.flatMap(({ historyReader }) => historyReader(postgres.config as PostgresExporterConfig, cluster)),
+    Effect.flatMap(({ historyReader }) => historyReader(postgres.config as PostgresExporterConfig, historyCluster)),
     Effect.match({
       onFailure: (failure) =>
         Effect.logWarning("fleet API answers history from this process").pipe(

@@ -13,6 +13,7 @@ export const historyReadTimeout = Duration.seconds(3)
 
 interface HistoryRow {
   readonly read_time: Date
+  readonly cluster: string
   readonly event: string
   readonly node: string
   readonly machine: string
@@ -24,7 +25,7 @@ interface HistoryRow {
   readonly previous_cluster: string | null
 }
 
-const entryOf = (row: HistoryRow): HistoryEntry => ({
+const entryOf = (row: HistoryRow, acrossClusters: boolean): HistoryEntry => ({
   time: row.read_time.toISOString(),
   event: row.event,
   node: row.node,
@@ -34,18 +35,20 @@ const entryOf = (row: HistoryRow): HistoryEntry => ({
   ...(row.previous_health_state === null ? {} : { previousHealthState: row.previous_health_state }),
   ...(row.previous_node === null ? {} : { previousNode: row.previous_node }),
   ...(row.previous_machine === null ? {} : { previousMachine: row.previous_machine }),
+  ...(acrossClusters ? { cluster: row.cluster } : {}),
   ...(row.previous_cluster === null ? {} : { previousCluster: row.previous_cluster }),
 })
 
 /**
  * A GPU's history from the `postgres` exporter's history table, for the fleet API: its `added`, `moved`,
- * `removed` and `health` rows in the cluster, newest first, read on a pool of its own (one connection,
+ * `removed` and `health` rows in the cluster (in every cluster on a hub, each entry naming its cluster), newest first, read on a pool of its own (one connection,
  * opened on the first read) within `historyReadTimeout`. Nothing is read at start: a server that is down
  * fails the reads, and the API then answers from the process.
  */
 export const historyReader = (
   config: PostgresExporterConfig,
-  cluster: string,
+  /** The service's cluster; none on a hub, whose table holds the rows of every cluster. */
+  cluster: string | undefined,
 ): Effect.Effect<DurableHistory, PostgresFailure, Scope.Scope> =>
   Effect.gen(function* () {
     const tables = postgresTables(config.schema, config.table)
@@ -54,16 +57,17 @@ export const historyReader = (
       maxConnections: 1,
       name: "fleet-history",
     })
-    const sql = `SELECT read_time, event, node, machine, chassis, health_state, previous_health_state, previous_node, previous_machine,
+    const acrossClusters = cluster === undefined
+    const sql = `SELECT read_time, cluster, event, node, machine, chassis, health_state, previous_health_state, previous_node, previous_machine,
         previous_cluster
       FROM ${tables.history}
-      WHERE uuid = $1 AND cluster = $2 AND event IN ('added', 'moved', 'removed', 'health')
+      WHERE uuid = $1 AND ${acrossClusters ? "" : "cluster = $3 AND "}event IN ('added', 'moved', 'removed', 'health')
       ORDER BY read_time DESC, inserted_at DESC
-      LIMIT $3`
+      LIMIT $2`
     return (uuid: string, limit: number) =>
       Effect.tryPromise({
         try: (signal) => {
-          const query = pool.query<HistoryRow>(sql, [uuid, cluster, limit])
+          const query = pool.query<HistoryRow>(sql, acrossClusters ? [uuid, limit] : [uuid, limit, cluster])
           signal.addEventListener("abort", () => query.catch(() => undefined))
           return query
         },
@@ -77,6 +81,8 @@ export const historyReader = (
               retryable: true,
             }),
         }),
-        Effect.map((result) => (result.rows.length === 0 ? undefined : result.rows.map(entryOf))),
+        Effect.map((result) =>
+          result.rows.length === 0 ? undefined : result.rows.map((row) => entryOf(row, acrossClusters)),
+        ),
       )
   })

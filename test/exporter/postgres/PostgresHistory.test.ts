@@ -62,6 +62,44 @@ describe("the fleet API's history from postgres", () => {
     }).pipe(Effect.scoped),
   )
 
+  it.live("reads a GPU's rows of every cluster on a hub, each entry naming its cluster", () =>
+    Effect.gen(function* () {
+      const config = exporterConfig(database.connection, { table: "history_hub" })
+      const added = eventOf(1, "added", "2025-06-01T08:00:00.000Z", { cluster: "prod-us" })
+      const moved = eventOf(1, "moved", "2025-06-02T08:00:00.000Z", {
+        cluster: "prod-eu",
+        node: "gpu-node-9",
+        machine: "i-0new",
+        previousCluster: "prod-us",
+        previousNode: "gpu-node-1",
+        previousMachine: "i-0abc",
+      })
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const exporter = yield* PostgresExporter.factory.create(config, createSettings)
+          yield* exporter.export([added, moved])
+          yield* exporter.flush("10 seconds")
+        }),
+      )
+      const hub = yield* historyReader(config, undefined)
+      const entries = yield* hub(added.record.uuid, 10)
+      assert.deepStrictEqual(
+        entries?.map((entry) => [entry.event, entry.cluster, entry.previousCluster]),
+        [
+          ["moved", "prod-eu", "prod-us"],
+          ["added", "prod-us", undefined],
+        ],
+      )
+      const oneCluster = yield* historyReader(config, "prod-eu")
+      const ofOne = yield* oneCluster(added.record.uuid, 10)
+      assert.deepStrictEqual(
+        ofOne?.map((entry) => entry.event),
+        ["moved"],
+      )
+      assert.notProperty(ofOne?.[0], "cluster")
+    }).pipe(Effect.scoped),
+  )
+
   it.live("fails a read, with a message and no password, when the server refuses it", () =>
     Effect.gen(function* () {
       const config = exporterConfig({ ...database.connection, database: "no_such_database" }, { table: "history_read" })
