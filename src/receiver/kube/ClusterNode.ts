@@ -1,21 +1,5 @@
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type { NodeRef } from "../../domain/NodeObservation.ts"
-import { labelsUnderPrefix } from "./nodelabels/GpuNodeLabels.ts"
-
-const absentOr = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
-
-const NodeFields = Schema.Struct({
-  metadata: Schema.Struct({
-    name: Schema.String,
-    uid: absentOr(Schema.String),
-    resourceVersion: absentOr(Schema.String),
-    labels: absentOr(Schema.Record(Schema.String, Schema.String)),
-  }),
-  spec: absentOr(Schema.Struct({ providerID: absentOr(Schema.String) })),
-})
-
-const decodeNode = Schema.decodeUnknownOption(NodeFields)
+import { invalid, objectField, stringField, stringMapField } from "./ObjectFields.ts"
 
 /**
  * What the node informer keeps of a node: its identity and the labels under the node-label prefix,
@@ -37,7 +21,7 @@ export interface ClusterNode {
 /** GPU Feature Discovery's label of the driver's major version, in its older and newer spelling. */
 const driverBranchLabels = ["nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver-version.major"]
 
-const driverBranchOf = (labels: Readonly<Record<string, string>> | null | undefined): number | undefined => {
+const driverBranchOf = (labels: Readonly<Record<string, string>> | undefined): number | undefined => {
   for (const label of driverBranchLabels) {
     const branch = Number(labels?.[label])
     if (Number.isInteger(branch) && branch > 0) return branch
@@ -47,24 +31,44 @@ const driverBranchOf = (labels: Readonly<Record<string, string>> | null | undefi
 
 /**
  * Reads a node from a list or a watch event, keeping its labels under `labelPrefix` when one is given;
- * `undefined` when the object is not a node.
+ * `undefined` when the object is not a node (no name, or a kept field of the wrong type).
  */
 export const clusterNodeOf = (object: unknown, labelPrefix?: string): ClusterNode | undefined => {
-  const decoded = decodeNode(object)
-  if (Option.isNone(decoded)) {
-    return undefined
-  }
-  const { metadata, spec } = decoded.value
-  const driverBranch = driverBranchOf(metadata.labels)
-  const labels = labelPrefix === undefined ? {} : labelsUnderPrefix(labelPrefix, metadata.labels)
+  const node = objectField(object)
+  if (node === undefined || node === invalid) return undefined
+  const metadata = objectField(node.metadata)
+  if (metadata === undefined || metadata === invalid || typeof metadata.name !== "string") return undefined
+  const uid = stringField(metadata.uid)
+  const resourceVersion = stringField(metadata.resourceVersion)
+  const labels = stringMapField(metadata.labels)
+  const spec = objectField(node.spec)
+  const providerId = spec === undefined || spec === invalid ? spec : stringField(spec.providerID)
+  if (uid === invalid || resourceVersion === invalid || labels === invalid || providerId === invalid) return undefined
+  const driverBranch = driverBranchOf(labels)
+  const under = labelPrefix === undefined ? undefined : labelsUnder(`${labelPrefix}/`, labels)
   return {
     key: metadata.name,
-    uid: metadata.uid ?? "",
-    providerId: spec?.providerID ?? "",
-    resourceVersion: metadata.resourceVersion ?? "",
+    uid: uid ?? "",
+    providerId: providerId ?? "",
+    resourceVersion: resourceVersion ?? "",
     ...(driverBranch === undefined ? {} : { driverBranch }),
-    ...(Object.keys(labels).length === 0 ? {} : { labels }),
+    ...(under === undefined ? {} : { labels: under }),
   }
+}
+
+/** The labels whose key starts with `start` (`<prefix>/`); `undefined` when there is none. */
+const labelsUnder = (
+  start: string,
+  labels: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> | undefined => {
+  let under: Record<string, string> | undefined
+  for (const key in labels) {
+    if (key.startsWith(start)) {
+      under ??= {}
+      under[key] = labels[key] as string
+    }
+  }
+  return under
 }
 
 /** The node as observations name it; a node the informer does not know is named only. */

@@ -1,29 +1,6 @@
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type { PodRef } from "../../domain/NodeObservation.ts"
+import { arrayField, type Field, type Fields, invalid, objectField, stringField } from "./ObjectFields.ts"
 import { isPodReady } from "./PodReadiness.ts"
-
-/** A field the API server may leave out, send as null, or that client-node leaves undefined. */
-const absentOr = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
-
-const PodFields = Schema.Struct({
-  metadata: Schema.Struct({
-    name: Schema.String,
-    namespace: absentOr(Schema.String),
-    uid: absentOr(Schema.String),
-    resourceVersion: absentOr(Schema.String),
-    deletionTimestamp: absentOr(Schema.Unknown),
-  }),
-  spec: absentOr(Schema.Struct({ nodeName: absentOr(Schema.String) })),
-  status: absentOr(
-    Schema.Struct({
-      phase: absentOr(Schema.String),
-      containerStatuses: absentOr(Schema.Array(Schema.Struct({ ready: Schema.Boolean }))),
-    }),
-  ),
-})
-
-const decodePod = Schema.decodeUnknownOption(PodFields)
 
 /** What the receiver keeps of a device-plugin pod: where it runs and whether it can be read now. */
 export interface DevicePluginPod {
@@ -41,27 +18,60 @@ export interface DevicePluginPod {
 
 export const podKeyOf = (namespace: string, name: string): string => `${namespace}/${name}`
 
-/** Reads a pod from a list or a watch event; `undefined` when the object is not a pod. */
+/** A container status's `ready`, the only part of it kept. */
+const containerReady = (status: unknown): { readonly ready: boolean } | typeof invalid => {
+  const fields = objectField(status)
+  return fields === undefined || fields === invalid || typeof fields.ready !== "boolean"
+    ? invalid
+    : { ready: fields.ready }
+}
+
+/** The status fields readiness is judged from. */
+const statusOf = (
+  status: Fields | undefined,
+): { readonly phase: Field<string>; readonly containerStatuses: Field<Array<{ readonly ready: boolean }>> } => {
+  if (status === undefined) return { phase: undefined, containerStatuses: undefined }
+  return { phase: stringField(status.phase), containerStatuses: arrayField(status.containerStatuses, containerReady) }
+}
+
+/**
+ * Reads a pod from a list or a watch event; `undefined` when the object is not a pod (no name, or a kept
+ * field of the wrong type).
+ */
 export const devicePluginPodOf = (object: unknown): DevicePluginPod | undefined => {
-  const decoded = decodePod(object)
-  if (Option.isNone(decoded)) {
+  const pod = objectField(object)
+  if (pod === undefined || pod === invalid) return undefined
+  const metadata = objectField(pod.metadata)
+  if (metadata === undefined || metadata === invalid || typeof metadata.name !== "string") return undefined
+  const namespaceField = stringField(metadata.namespace)
+  const uid = stringField(metadata.uid)
+  const resourceVersion = stringField(metadata.resourceVersion)
+  const spec = objectField(pod.spec)
+  const nodeName = spec === undefined || spec === invalid ? spec : stringField(spec.nodeName)
+  const statusFields = objectField(pod.status)
+  if (statusFields === invalid) return undefined
+  const { phase, containerStatuses } = statusOf(statusFields)
+  if (
+    namespaceField === invalid ||
+    uid === invalid ||
+    resourceVersion === invalid ||
+    nodeName === invalid ||
+    phase === invalid ||
+    containerStatuses === invalid
+  ) {
     return undefined
   }
-  const { metadata, spec, status } = decoded.value
-  const namespace = metadata.namespace ?? ""
+  const namespace = namespaceField ?? ""
   return {
     key: podKeyOf(namespace, metadata.name),
     namespace,
     name: metadata.name,
-    uid: metadata.uid ?? "",
-    nodeName: spec?.nodeName ?? "",
-    resourceVersion: metadata.resourceVersion ?? "",
+    uid: uid ?? "",
+    nodeName: nodeName ?? "",
+    resourceVersion: resourceVersion ?? "",
     ready: isPodReady({
       metadata: { deletionTimestamp: metadata.deletionTimestamp ?? undefined },
-      status: {
-        phase: status?.phase ?? undefined,
-        containerStatuses: status?.containerStatuses ?? undefined,
-      },
+      status: { phase, containerStatuses },
     }),
   }
 }

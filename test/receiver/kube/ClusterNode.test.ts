@@ -40,3 +40,40 @@ describe("clusterNodeOf with a label prefix", () => {
     expect(clusterNodeOf(node(), "gpu-serials.dev")).not.toHaveProperty("labels")
   })
 })
+
+describe("clusterNodeOf on what the API server may send", () => {
+  it("reads null fields as absent", () => {
+    expect(
+      clusterNodeOf({ metadata: { name: "n", uid: null, resourceVersion: null, labels: null }, spec: null }),
+    ).toEqual({ key: "n", uid: "", providerId: "", resourceVersion: "" })
+    expect(clusterNodeOf({ metadata: { name: "n" }, spec: { providerID: null } })?.providerId).toBe("")
+  })
+
+  it("refuses an object without a name or with a kept field of another type", () => {
+    for (const object of [
+      undefined,
+      null,
+      "node",
+      [],
+      {},
+      { metadata: null },
+      { metadata: { name: 7 } },
+      { metadata: { name: "n", uid: 1 } },
+      { metadata: { name: "n", resourceVersion: 7 } },
+      { metadata: { name: "n", labels: { "gpu-serials.dev/gpu-0": 1 } } },
+      { metadata: { name: "n", labels: ["a"] } },
+      { metadata: { name: "n" }, spec: "aws" },
+      { metadata: { name: "n" }, spec: { providerID: 5 } },
+    ]) {
+      expect(clusterNodeOf(object, "gpu-serials.dev")).toBeUndefined()
+    }
+  })
+
+  it("keeps none of the object it read from", () => {
+    const labels = { "gpu-serials.dev/gpu-0": "1654221000", "kubernetes.io/hostname": "gpu-node-1" }
+    const read = clusterNodeOf(node(labels), "gpu-serials.dev")
+    expect(read?.labels).not.toBe(labels)
+    labels["gpu-serials.dev/gpu-0"] = "changed"
+    expect(read?.labels).toEqual({ "gpu-serials.dev/gpu-0": "1654221000" })
+  })
+})

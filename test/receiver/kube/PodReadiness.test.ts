@@ -62,4 +62,23 @@ describe("device-plugin pod as the receiver keeps it", () => {
     expect(devicePluginPodOf({ kind: "Status", code: 410 })).toBeUndefined()
     expect(devicePluginPodOf("pod")).toBeUndefined()
   })
+
+  it("refuses a pod whose kept fields have another type", () => {
+    const metadata = { name: "p", namespace: "ns" }
+    for (const object of [
+      { metadata: { ...metadata, namespace: 3 } },
+      { metadata: { ...metadata, uid: {} } },
+      { metadata: { ...metadata, resourceVersion: 42 } },
+      { metadata, spec: { nodeName: ["node-a"] } },
+      { metadata, spec: "node-a" },
+      { metadata, status: { phase: 1 } },
+      { metadata, status: { phase: "Running", containerStatuses: {} } },
+      { metadata, status: { phase: "Running", containerStatuses: [{ ready: "true" }] } },
+      { metadata, status: { phase: "Running", containerStatuses: [null] } },
+      { metadata, status: [] },
+    ]) {
+      expect(devicePluginPodOf(object)).toBeUndefined()
+    }
+    expect(devicePluginPodOf({ metadata, status: { phase: "Running", containerStatuses: null } })?.ready).toBe(false)
+  })
 })
