@@ -9,10 +9,18 @@ import type { HubFleetChange, HubFleetSnapshot } from "./HubFleetChange.ts"
  */
 export type Acknowledge = (changes: ReadonlyArray<HubFleetChange>) => Effect.Effect<void>
 
+/** A cluster's heartbeat as the hub read it from its stream. */
+export interface HeartbeatHeard {
+  readonly cluster: string
+  /** When the cluster's service sent it. */
+  readonly sentAt: Date
+}
+
 /**
  * What a hub's receiver hands to its processor: first what the hub's store held and the clusters it
- * listens to, then batches of one cluster's records in the order that cluster's stream holds them, and
- * the clusters' heartbeats.
+ * listens to, then each batch it fetched from the hub stream, whole: the records of every cluster in the
+ * stream's order (so each cluster's in that cluster's order) and the clusters' heartbeats, acknowledged
+ * once for the batch.
  */
 export type ClusterObservation =
   | {
@@ -23,18 +31,10 @@ export type ClusterObservation =
       readonly time: Date
     }
   | {
-      readonly _tag: "ClusterRecords"
-      readonly cluster: string
+      readonly _tag: "ClusterBatch"
       readonly records: ReadonlyArray<GpuRecord>
+      readonly heartbeats: ReadonlyArray<HeartbeatHeard>
       /** When the receiver took the batch. */
-      readonly time: Date
-      readonly acknowledge: Acknowledge
-    }
-  | {
-      readonly _tag: "ClusterHeartbeat"
-      readonly cluster: string
-      /** When the cluster's service sent it. */
-      readonly sentAt: Date
       readonly time: Date
       readonly acknowledge: Acknowledge
     }

@@ -71,6 +71,15 @@ const authenticator = Effect.fnUntraced(function* (
   }
 })
 
+/** How a connection is used, where that changes its options. */
+export interface ConnectionUse {
+  /**
+   * Whether each request captures a stack for its possible error (nats.js `noAsyncTraces` when false): a
+   * connection making many requests a second (a hub writing its state) spends a tenth of its CPU on them.
+   */
+  readonly asyncTraces?: boolean
+}
+
 /**
  * The nats.js options of a connection named `name`: servers, TLS files, one authenticator, and
  * reconnection forever with backoff and jitter once connected.
@@ -78,6 +87,7 @@ const authenticator = Effect.fnUntraced(function* (
 export const connectionOptions = Effect.fnUntraced(function* (
   config: NatsConnectionConfig,
   name: string,
+  use: ConnectionUse = {},
 ): Effect.fn.Return<NodeConnectionOptions, NatsConnectError> {
   const auth = yield* authenticator(config.auth, serverList(config))
   const tls = config.tls
@@ -86,6 +96,7 @@ export const connectionOptions = Effect.fnUntraced(function* (
     name,
     ...reconnect,
     timeout: Duration.toMillis(connectTimeout),
+    ...(use.asyncTraces === false ? { noAsyncTraces: true } : {}),
     ...(auth === undefined ? {} : { authenticator: auth }),
     ...(tls === undefined
       ? {}
@@ -112,8 +123,9 @@ export const drain = (connection: NatsConnection): Effect.Effect<void> =>
 export const open = Effect.fnUntraced(function* (
   config: NatsConnectionConfig,
   name: string,
+  use: ConnectionUse = {},
 ): Effect.fn.Return<NatsConnection, NatsConnectError> {
-  const options = yield* connectionOptions(config, name)
+  const options = yield* connectionOptions(config, name, use)
   const servers = serverList(config)
   // A connection that arrives after the caller gave up (interrupted, timed out) is closed, never leaked.
   return yield* Effect.callback<NatsConnection, NatsConnectError>((resume) => {
@@ -156,4 +168,5 @@ export const open = Effect.fnUntraced(function* (
 export const scoped = (
   config: NatsConnectionConfig,
   name: string,
-): Effect.Effect<NatsConnection, NatsConnectError, Scope.Scope> => Effect.acquireRelease(open(config, name), drain)
+  use: ConnectionUse = {},
+): Effect.Effect<NatsConnection, NatsConnectError, Scope.Scope> => Effect.acquireRelease(open(config, name, use), drain)

@@ -4,7 +4,6 @@ import type { ComponentFactory, Health } from "../../component/Component.ts"
 import { type ComponentSettings, configuredBy } from "../../config/ComponentSettings.ts"
 import type { ClusterObservation } from "../../domain/ClusterObservation.ts"
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
-import type { HubFleetChange } from "../../domain/HubFleetChange.ts"
 import type { InventoryEventKind } from "../../domain/InventoryEventKind.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import { EventConsumer } from "../../pipeline/EventConsumer.ts"
@@ -13,17 +12,20 @@ import { type ClusterLiveness, heard, staleClusters, startLiveness } from "./Clu
 import { type FleetConfig, fleetSettings } from "./FleetConfig.ts"
 import { emptyHubFleet, type HubFleet, restoredHubFleet, tick, transition } from "./HubFleet.ts"
 
-/** The latest time among a batch's records: when the cluster last spoke in it. */
-const latestTime = (records: ReadonlyArray<GpuRecord>): Date | undefined => {
-  let latest = Number.NEGATIVE_INFINITY
-  for (const record of records) latest = Math.max(latest, Date.parse(record.time))
-  return Number.isFinite(latest) ? new Date(latest) : undefined
+/** Notes, for each cluster with records in the batch, its latest record's time: when it last spoke in it. */
+const hearRecords = (liveness: ClusterLiveness, records: ReadonlyArray<GpuRecord>): void => {
+  const latest = new Map<string, number>()
+  for (const record of records) {
+    const time = Date.parse(record.time)
+    if (time > (latest.get(record.cluster) ?? Number.NEGATIVE_INFINITY)) latest.set(record.cluster, time)
+  }
+  for (const [cluster, time] of latest) heard(liveness, cluster, new Date(time))
 }
 
 /**
- * The `fleet` processor of a hub: applies each cluster's records to the fleet across clusters
- * (`HubFleet.ts`), hands the records that make to the exporters, then acknowledges the observation with
- * the changes for the hub's store. Removals held past the window are forwarded at the next observation
+ * The `fleet` processor of a hub: applies each batch of the clusters' records to the fleet across clusters
+ * (`HubFleet.ts`), hands the records that make to the exporters, then acknowledges the batch once with all
+ * its changes for the hub's store. Removals held past the window are forwarded at the next observation
  * (every live cluster sends a heartbeat each `HEARTBEAT_INTERVAL`), so their release is written with it.
  * A cluster not heard of for `staleAfter` is named in readiness check `fleet` and in
  * `gpu_serials_hub_cluster_stale`.
@@ -61,17 +63,11 @@ export const make = Effect.fnUntraced(function* (config: FleetConfig) {
       return
     }
     const due = tick(fleet, now, rules)
-    const changes: Array<HubFleetChange> = [...due.changes]
-    const records: Array<GpuRecord> = [...due.records]
-    if (observation._tag === "ClusterRecords") {
-      const applied = transition(fleet, observation.records, rules)
-      records.push(...applied.records)
-      changes.push(...applied.changes)
-      const spoke = latestTime(observation.records)
-      if (spoke !== undefined) heard(liveness, observation.cluster, spoke)
-    } else {
-      heard(liveness, observation.cluster, observation.sentAt)
-    }
+    const applied = transition(fleet, observation.records, rules)
+    const records = due.records.length === 0 ? applied.records : [...due.records, ...applied.records]
+    const changes = due.changes.length === 0 ? applied.changes : [...due.changes, ...applied.changes]
+    hearRecords(liveness, observation.records)
+    for (const heartbeat of observation.heartbeats) heard(liveness, heartbeat.cluster, heartbeat.sentAt)
     yield* handOver(records)
     yield* observation.acknowledge(changes)
   })

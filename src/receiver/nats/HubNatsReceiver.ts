@@ -18,7 +18,7 @@ import * as Schedule from "effect/Schedule"
 import type { ComponentFactory, CreateSettings, Health } from "../../component/Component.ts"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
 import { type ComponentSettings, configuredBy } from "../../config/ComponentSettings.ts"
-import type { Acknowledge, ClusterObservation } from "../../domain/ClusterObservation.ts"
+import type { Acknowledge, ClusterObservation, HeartbeatHeard } from "../../domain/ClusterObservation.ts"
 import type { GpuRecord } from "../../domain/GpuRecord.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import * as NatsConnection from "../../natsclient/NatsConnection.ts"
@@ -26,8 +26,8 @@ import type { Receiver } from "../../pipeline/Receiver.ts"
 import { readClusterMessage } from "./ClusterMessage.ts"
 import { type HubNatsConfig, hubNatsSettings } from "./HubNatsConfig.ts"
 import { ensureHubBucket, ensureHubStream, type SourceState, sourceStates } from "./HubSources.ts"
-import { loadHubState, writeHubState } from "./HubStateBucket.ts"
-import { appliedBefore, type SourcePosition, sourcePosition } from "./SourcePosition.ts"
+import { hubStateWriter, loadHubState } from "./HubStateBucket.ts"
+import { appliedBefore, sourcePosition } from "./SourcePosition.ts"
 
 const callTimeout = Duration.seconds(10)
 /** How long one fetch waits for messages before it returns what it has. */
@@ -76,36 +76,30 @@ const fetchBatch = (consumer: Consumer, batchSize: number) =>
     return messages
   })
 
-/** Consecutive messages of one cluster, acknowledged together by their last one. */
-interface Run {
-  readonly cluster: string
-  readonly records: Array<GpuRecord>
-  last: JsMsg
-  /** The sources' marks once the run is applied, up to and with its last message. */
-  marks: ReadonlyMap<string, number>
-}
-
 /** The header a stream puts on the messages it sources, naming the origin stream and sequence. */
 const sourceHeader = "Nats-Stream-Source"
 
 /**
  * The `nats` receiver of a hub: sets up the hub stream and KV bucket sourcing every cluster's, reads what
- * the hub's state bucket holds, then consumes the hub stream with a durable consumer in bounded batches,
- * each cut into runs of one cluster's records and its heartbeats; a run is acknowledged (its store
- * changes written, then its last message acked, which acknowledges all before it) once the processor has
- * handed its events over. Messages at or below the sequence the state bucket says was applied are only
- * acknowledged, so a hub restarted between writing and acknowledging repeats nothing. So is a sourced
- * message at or below its source's mark (the origin sequence applied up to, by its `Nats-Stream-Source`
- * header, kept in the same write): the server copying a cluster's stream again, past the hub stream's
- * duplicate window, puts its messages in under new sequences, and the hub reports none of them twice.
+ * the hub's state bucket holds, then consumes the hub stream with a durable consumer (ack policy all) in
+ * batches of at most `batchSize` messages. Each fetched batch is handed to the processor whole, every
+ * cluster's records and heartbeats in the stream's order, and acknowledged once: the processor's changes
+ * for the whole batch and how far it reaches written to the state bucket in one write, then the batch's
+ * last message acked, which acknowledges all before it. Messages at or below the sequence the state bucket
+ * says was applied are only acknowledged, so a hub restarted between writing and acknowledging repeats
+ * nothing. So is a sourced message at or below its source's mark (the origin sequence applied up to, by
+ * its `Nats-Stream-Source` header, kept in the same write): the server copying a cluster's stream again,
+ * past the hub stream's duplicate window, puts its messages in under new sequences, and the hub reports
+ * none of them twice.
  */
 export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings: CreateSettings) {
   const metrics = yield* ServiceMetrics
   const startError = (error: { readonly message: string }) =>
     new ComponentStartError({ component: settings.id, message: error.message })
-  const connection = yield* NatsConnection.scoped(config, `gpu-serials ${settings.id} (${settings.clusterName})`).pipe(
-    Effect.mapError(startError),
-  )
+  // Catching up writes thousands of state-bucket puts a second: no stack captured per request.
+  const connection = yield* NatsConnection.scoped(config, `gpu-serials ${settings.id} (${settings.clusterName})`, {
+    asyncTraces: false,
+  }).pipe(Effect.mapError(startError))
   const manager = yield* call("JetStream", () => jetstreamManager(connection, { timeout: 10_000 })).pipe(
     Effect.mapError(startError),
   )
@@ -124,6 +118,7 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
     new Kvm(js).create(config.stateBucket, { history: 1 }),
   ).pipe(Effect.mapError(startError))
   const restored = yield* loadHubState(state, config.stateBucket).pipe(Effect.mapError(startError))
+  const stateWriter = hubStateWriter(connection, js, state, config.stateBucket)
   yield* ensureConsumer(manager, config).pipe(Effect.mapError(startError))
   const consumer = yield* call("consumer", () => js.consumers.get(config.stream, config.consumer)).pipe(
     Effect.mapError(startError),
@@ -139,7 +134,7 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
   const acknowledgeUpTo =
     (last: JsMsg, marks: ReadonlyMap<string, number>): Acknowledge =>
     (changes) =>
-      writeHubState(state, config.stateBucket, changes, { sequence: last.seq, sources: marks }).pipe(
+      stateWriter.write(changes, { sequence: last.seq, sources: marks }).pipe(
         Effect.andThen(call("acknowledge", () => last.ackAck({ timeout: ackTimeoutMs }))),
         Effect.retry(acknowledgeRetry),
         Effect.tap(() =>
@@ -152,89 +147,48 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
         ),
       )
 
-  const offerRun = (run: Run, time: Date) =>
-    Queue.offer(observations, {
-      _tag: "ClusterRecords",
-      cluster: run.cluster,
-      records: run.records,
-      time,
-      acknowledge: acknowledgeUpTo(run.last, run.marks),
-    })
-
-  /** The marks with the message at `position` delivered. */
-  const marking = (position: SourcePosition | undefined): ReadonlyMap<string, number> => {
-    if (position === undefined) return delivered
-    const next = new Map(delivered)
-    next.set(position.source, position.sequence)
-    return next
-  }
-
+  /** Reads a fetched batch whole and hands it over as one observation, acknowledged by its last message. */
   const deliverBatch = Effect.fnUntraced(function* (messages: ReadonlyArray<JsMsg>) {
+    const last = messages.at(-1)
+    if (last === undefined) return
     const time = new Date(yield* Clock.currentTimeMillis)
-    let run: Run | undefined
+    const records: Array<GpuRecord> = []
+    const heartbeats: Array<HeartbeatHeard> = []
+    /** The sources' marks with this batch's messages delivered; the batch's acknowledgement writes them. */
+    const marks = new Map(delivered)
     let repeated = 0
-    /** A message acknowledged with the run, nothing of it reported. */
-    const passOver = (message: JsMsg) => {
-      if (run === undefined) run = { cluster: "", records: [], last: message, marks: delivered }
-      else {
-        run.last = message
-        run.marks = delivered
-      }
-    }
     for (const message of messages) {
-      if (message.seq <= applied) {
-        // Applied before a restart: its changes are in the state bucket; only its acknowledgement was lost.
-        passOver(message)
-        continue
-      }
+      // Applied before a restart: its changes are in the state bucket; only its acknowledgement was lost.
+      if (message.seq <= applied) continue
       const position = sourcePosition(message.headers?.get(sourceHeader) || undefined)
-      if (position !== undefined && appliedBefore(delivered, position)) {
+      if (position !== undefined && appliedBefore(marks, position)) {
         // A copy of a cluster's message the hub has had: the server sourced it again under a new sequence.
         repeated++
-        passOver(message)
         continue
       }
-      delivered = marking(position)
+      if (position !== undefined) marks.set(position.source, position.sequence)
       const read = readClusterMessage(message.string())
-      if (read._tag === "Heartbeat") {
-        if (run !== undefined) yield* offerRun(run, time)
-        run = undefined
-        yield* Queue.offer(observations, {
-          _tag: "ClusterHeartbeat",
-          cluster: read.cluster,
-          sentAt: read.sentAt,
-          time,
-          acknowledge: acknowledgeUpTo(message, delivered),
-        })
-        continue
-      }
-      if (read._tag === "Unreadable") {
+      if (read._tag === "Record") records.push(read.record)
+      else if (read._tag === "Heartbeat") heartbeats.push({ cluster: read.cluster, sentAt: read.sentAt })
+      else
         yield* Effect.logWarning("hub stream message skipped").pipe(
           Effect.annotateLogs({ stream: config.stream, sequence: message.seq, reason: read.reason }),
         )
-        passOver(message)
-        continue
-      }
-      const cluster = read.record.cluster
-      if (run !== undefined && run.cluster !== cluster && run.records.length > 0) {
-        yield* offerRun(run, time)
-        run = undefined
-      }
-      if (run === undefined || run.records.length === 0)
-        run = { cluster, records: [read.record], last: message, marks: delivered }
-      else {
-        run.records.push(read.record)
-        run.last = message
-        run.marks = delivered
-      }
     }
+    delivered = marks
     if (repeated > 0) {
       yield* metrics.hubMessagesRepeated(repeated)
       yield* Effect.logDebug("hub stream messages sourced again, acknowledged without reporting").pipe(
         Effect.annotateLogs({ stream: config.stream, count: repeated }),
       )
     }
-    if (run !== undefined) yield* offerRun(run, time)
+    yield* Queue.offer(observations, {
+      _tag: "ClusterBatch",
+      records,
+      heartbeats,
+      time,
+      acknowledge: acknowledgeUpTo(last, marks),
+    })
   })
 
   yield* Queue.offer(observations, {

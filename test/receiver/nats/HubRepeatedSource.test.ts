@@ -76,11 +76,10 @@ const startReceiver = async () => {
     Effect.gen(function* () {
       while (true) {
         const observation: ClusterObservation = yield* Queue.take(receiver.observations)
-        if (observation._tag === "ClusterRecords") {
+        if (observation._tag === "ClusterBatch") {
           reported.push(...observation.records.map((record) => record.uuid))
           yield* observation.acknowledge([])
         }
-        if (observation._tag === "ClusterHeartbeat") yield* observation.acknowledge([])
       }
     }).pipe(Effect.exit),
   )
