@@ -1,6 +1,7 @@
 import { cpus } from "node:os"
 import { apiBench } from "./ApiBench.ts"
 import { cliBench } from "./CliBench.ts"
+import { firstListBench } from "./FirstListBench.ts"
 import { fleetPageBench } from "./FleetPageBench.ts"
 import { httpBench } from "./HttpBench.ts"
 import { hubBench } from "./HubBench.ts"
@@ -58,6 +59,7 @@ if (wanted("scrape")) print(await scrapeBench())
 if (wanted("tls")) print(await tlsHandshakeBench(Math.max(runs, 3)))
 if (wanted("api")) print(await apiBench())
 if (wanted("api")) print(await fleetPageBench())
+if (wanted("lists")) print(await firstListBench(pipelineNodes, runs))
 if (wanted("pipeline"))
   for (const scenario of pipelineScenariosAt(pipelineNodes)) print(await pipelineBench(scenario, pipelineRuns))
 if (named("pipeline50k")) print(await pipelineBench(fleetScaleScenario, runs))
