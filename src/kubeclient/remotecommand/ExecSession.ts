@@ -1,9 +1,18 @@
-import type { Writable } from "node:stream"
 import type { V1Status } from "@kubernetes/client-node"
 import type WebSocket from "ws"
 import type { ClientOptions, RawData } from "ws"
 import type { KubeTransport } from "../rest/KubeTransport.ts"
 import { openExecSocket } from "./ExecHandshake.ts"
+
+/**
+ * Where one output stream of an exec goes: each chunk as it arrives, then the end. A `Writable` is one;
+ * the receiver passes plain functions, which cost no stream machinery per chunk.
+ */
+export interface ExecOutput {
+  /** A chunk of the stream: a view of the received frame, valid as long as the caller keeps it. */
+  readonly write: (chunk: Buffer) => unknown
+  readonly end: () => unknown
+}
 
 /** A command to run in a container over the WebSocket exec subresource; argv is passed as is, never to a shell. */
 export interface ExecCall {
@@ -11,8 +20,8 @@ export interface ExecCall {
   readonly pod: string
   readonly container: string
   readonly argv: ReadonlyArray<string>
-  readonly stdout: Writable
-  readonly stderr: Writable
+  readonly stdout: ExecOutput
+  readonly stderr: ExecOutput
   /** Called once with the status frame: `Success`, or `Failure` with the exit code among its causes. */
   readonly onStatus: (status: V1Status) => void
 }
@@ -40,18 +49,12 @@ export const execPath = (call: Pick<ExecCall, "namespace" | "pod" | "container" 
   return `/api/v1/namespaces/${encodeURIComponent(call.namespace)}/pods/${encodeURIComponent(call.pod)}/exec?${query}`
 }
 
-/** A frame's payload in a buffer of its own: a slice would keep the whole received frame alive. */
-const payloadOf = (frame: Buffer): Buffer => {
-  const payload = Buffer.allocUnsafe(frame.length - 1)
-  frame.copy(payload, 0, 1)
-  return payload
-}
-
 const frameOf = (data: RawData): Buffer =>
   Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)
 
 /**
- * Routes one frame of the session: stdout and stderr to their streams (copied), a CLOSE frame ends its
+ * Routes one frame of the session: stdout and stderr to their streams (the payload as a view of the frame,
+ * not copied: a reading holds it only until it is parsed), a CLOSE frame ends its
  * stream, the status frame ends both streams, reaches `onStatus` and closes the session. Frames after the
  * status still reach the ended streams, which report them as errors.
  */
@@ -60,10 +63,10 @@ const routeFrame = (socket: WebSocket, call: ExecCall, data: RawData): void => {
   if (frame.length < 2) return
   switch (frame[0]) {
     case stdoutChannel:
-      call.stdout.write(payloadOf(frame))
+      call.stdout.write(frame.subarray(1))
       return
     case stderrChannel:
-      call.stderr.write(payloadOf(frame))
+      call.stderr.write(frame.subarray(1))
       return
     case statusChannel: {
       call.stdout.end()

@@ -1,10 +1,10 @@
-import { Writable } from "node:stream"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import type { ExecOutput } from "../../kubeclient/remotecommand/ExecSession.ts"
 import { type ExecEnd, execEndOf } from "../../kubeclient/remotecommand/ExecStatus.ts"
 import { KubeApi } from "../../kubeclient/rest/KubeApi.ts"
 import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
@@ -60,41 +60,43 @@ export const runInPod = Effect.fnUntraced(function* (
       let stderrBytes = 0
       const stderrChunks: Array<Buffer> = []
 
-      const stdout = new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          if (stdoutBytes <= request.maxOutputBytes) {
-            stdoutBytes += chunk.length
-            if (stdoutBytes > request.maxOutputBytes) {
-              const capped = new OutputCapExceeded({ maxBytes: request.maxOutputBytes, receivedBytes: stdoutBytes })
-              Deferred.doneUnsafe(ended, Exit.fail(capped))
-            } else {
-              request.onStdout(chunk)
-            }
+      let stdoutEnded = false
+      let stderrEnded = false
+      // A frame after its stream ended (the status frame ends both) is a broken session, not a crash.
+      const broken = () => {
+        if (Deferred.isDoneUnsafe(ended)) return
+        Deferred.doneUnsafe(ended, Exit.fail(readFailure("exec-lost", "the exec stream broke: write after end")))
+      }
+      // Plain functions, not streams: a chunk costs a call, not a stream write and its callbacks.
+      const stdout: ExecOutput = {
+        write: (chunk) => {
+          if (stdoutEnded) return broken()
+          if (stdoutBytes > request.maxOutputBytes) return
+          stdoutBytes += chunk.length
+          if (stdoutBytes > request.maxOutputBytes) {
+            const capped = new OutputCapExceeded({ maxBytes: request.maxOutputBytes, receivedBytes: stdoutBytes })
+            Deferred.doneUnsafe(ended, Exit.fail(capped))
+          } else {
+            request.onStdout(chunk)
           }
-          callback()
         },
-      })
-      const stderr = new Writable({
-        write(chunk: Buffer, _encoding, callback) {
+        end: () => {
+          stdoutEnded = true
+        },
+      }
+      const stderr: ExecOutput = {
+        write: (chunk) => {
+          if (stderrEnded) return broken()
           if (stderrBytes < stderrHintBytes) {
             const kept = chunk.subarray(0, stderrHintBytes - stderrBytes)
             stderrChunks.push(kept)
             stderrBytes += kept.length
           }
-          callback()
         },
-      })
-
-      // A frame after the status frame (which ends both streams) is a broken session, not a crash.
-      const broken = (error: Error) => {
-        if (Deferred.isDoneUnsafe(ended)) return
-        Deferred.doneUnsafe(
-          ended,
-          Exit.fail(readFailure("exec-lost", `the exec stream broke: ${outputExcerpt(error.message)}`)),
-        )
+        end: () => {
+          stderrEnded = true
+        },
       }
-      stdout.on("error", broken)
-      stderr.on("error", broken)
 
       const socket = yield* api
         .exec({
