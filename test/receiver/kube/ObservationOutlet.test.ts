@@ -78,4 +78,36 @@ describe("ObservationOutlet", () => {
       assert.deepStrictEqual(order, ["first", "reading", "deletion"])
     }),
   )
+
+  it.effect("once room frees, a new hand-off still queues behind those that waited for it", () =>
+    Effect.gen(function* () {
+      const outlet = yield* ObservationOutlet.make(1)
+      yield* outlet.handOff(goneOf("first"))
+      const waiting = []
+      for (const name of ["second", "third"]) {
+        waiting.push(yield* Effect.forkChild(outlet.handOff(goneOf(name), { deadlineMillis: 60_000 })))
+        yield* Effect.yieldNow
+      }
+      const order = [nodeOf(yield* Queue.take(outlet.observations)), nodeOf(yield* Queue.take(outlet.observations))]
+      const later = yield* Effect.forkChild(outlet.handOff(goneOf("later"), { stillCurrent: () => true }))
+      for (let taken = 0; taken < 2; taken++) {
+        order.push(nodeOf(yield* Queue.take(outlet.observations)))
+      }
+      for (const fiber of [...waiting, later]) assert.strictEqual(yield* Fiber.join(fiber), "handed")
+      assert.deepStrictEqual(order, ["first", "second", "third", "later"])
+    }),
+  )
+
+  it.effect("hands over at once while there is room, stale ones dropped, in the order they came", () =>
+    Effect.gen(function* () {
+      const outlet = yield* ObservationOutlet.make(3)
+      assert.strictEqual(yield* outlet.handOff(goneOf("a"), { deadlineMillis: 0 }), "handed")
+      assert.strictEqual(yield* outlet.handOff(goneOf("b"), { stillCurrent: () => false }), "stale")
+      assert.strictEqual(yield* outlet.handOff(goneOf("c"), { deadlineMillis: 0, stillCurrent: () => true }), "handed")
+      assert.deepStrictEqual(
+        [yield* Queue.take(outlet.observations), yield* Queue.take(outlet.observations)].map(nodeOf),
+        ["a", "c"],
+      )
+    }),
+  )
 })
