@@ -22,6 +22,8 @@ const nvmlLibraryVersion = /NVML library version: (\d+(?:\.\d+)*)/i
 const nvmlInitFailed = /Failed to initialize NVML: ([^\n]*)/i
 const noDevicesFound = /No devices were found/i
 const unsupportedQueryField = /Field "([^"]{1,200})" is not a valid field to query/i
+/** What `unsupportedQueryField` needs before the text is flattened: most outputs are ruled out without a copy. */
+const refusalWords = /valid\s+field\s+to\s+query/i
 const requiresReset = /GPU requires reset/i
 const tableGpuRow = /^\|\s+\d+\s+.*\|\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s/
 
@@ -75,7 +77,10 @@ export const classifyFailureOutput = (output: string, exitCode?: number): NvsmiE
 
 /** The field named in nvidia-smi's `Field "x" is not a valid field to query.` answer, if the output is that. */
 export const unsupportedQueryFieldIn = (output: string): string | undefined => {
-  const flat = output.slice(0, scannedLength).replace(/[“”]/g, '"').replace(/\s+/g, " ")
+  const head = output.slice(0, scannedLength)
+  // Every successful CSV reading is asked this: only a refusal's own words are worth flattening the text for.
+  if (!refusalWords.test(head)) return undefined
+  const flat = head.replace(/[“”]/g, '"').replace(/\s+/g, " ")
   const field = unsupportedQueryField.exec(flat)?.[1]
   return field === undefined ? undefined : outputExcerpt(field)
 }

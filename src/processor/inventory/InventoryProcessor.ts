@@ -247,7 +247,8 @@ export class InventoryProcessor extends Context.Service<
       Effect.forkScoped,
     )
 
-    const observe = Effect.fn("InventoryProcessor.observe")(function* (observation: NodeObservation) {
+    // Untraced: a named Effect.fn captures a stack trace and opens a span on every observation.
+    const observe = Effect.fnUntraced(function* (observation: NodeObservation) {
       yield* advance((state) => transition(state, observation, settings))
     })
 

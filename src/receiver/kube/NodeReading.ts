@@ -40,7 +40,8 @@ export const make = Effect.fnUntraced(function* (options: NodeReadingOptions) {
   const readingCurrent = (pod: DevicePluginPod) => () =>
     intake.podCurrent(pod) && intake.nodes.get(pod.nodeName) !== undefined
 
-  const readPod = Effect.fn("KubeExecReceiver.readPod")(function* (key: string) {
+  // Untraced: a named Effect.fn captures a stack trace and opens a span on every reading.
+  const readPod = Effect.fnUntraced(function* (key: string) {
     const pod = intake.pods.get(key)
     if (pod === undefined || !pod.ready) {
       yield* queue.forget(key)

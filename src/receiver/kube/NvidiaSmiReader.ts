@@ -144,11 +144,8 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
     return finished
   })
 
-  const read = Effect.fn("NvidiaSmiReader.read")(function* (
-    pod: DevicePluginPod,
-    deadlineMillis: number,
-    driverBranch?: number,
-  ) {
+  // Untraced: a named Effect.fn captures a stack trace and opens a span on every reading.
+  const read = Effect.fnUntraced(function* (pod: DevicePluginPod, deadlineMillis: number, driverBranch?: number) {
     const node = pod.nodeName
     let remembered = formats.get(node) ?? formatForDriverBranch(driverBranch)
     let refused = refusedFields.get(node) ?? refusedFieldsForDriverBranch(driverBranch)
