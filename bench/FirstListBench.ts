@@ -4,11 +4,13 @@ import { join } from "node:path"
 import { startControlledSimulator } from "./ControlledSimulator.ts"
 import { measuredCore, pinToCore, simulatorCore } from "./CorePinning.ts"
 import { minMedian } from "./Sampling.ts"
-import { cpuMillis, repositoryRoot, serviceNodeFlags } from "./ServiceProcess.ts"
+import { repositoryRoot, serviceNodeFlags } from "./ServiceProcess.ts"
 
 /** What `FirstListMain.ts` lists: the simulator's kubeconfig and the device-plugin pods' selection. */
 export interface FirstListRun {
   readonly kubeconfigPath: string
+  /** The simulator's process, whose CPU the lister takes from /proc while it lists. */
+  readonly simulatorPid: number
   readonly namespace: string
   readonly labelSelector: string
 }
@@ -30,13 +32,14 @@ export interface FirstListDone {
   readonly cpuMs: number
   /** Garbage collection pauses until both synced. */
   readonly gcMs: number
+  /** CPU of the simulator's process from the start to both synced. */
+  readonly simulatorCpuMs: number
   readonly objects: number
   readonly pods: ListDecode
   readonly nodes: ListDecode
 }
 
 interface FirstListFigures extends FirstListDone {
-  readonly simulatorCpuMs: number
   readonly loadAverage: number
   readonly pinned: boolean
 }
@@ -47,9 +50,8 @@ const devicePluginSelector = "app=nvidia-device-plugin-daemonset"
 const benchModelMix = { "h100-hgx": 30, "gb200-nvl72": 10, "a100-mig": 15, t4: 20, l40s: 15, rtx4090: 5 }
 
 /** Runs `FirstListMain.ts` on the measured core with the service's V8 flags; its figures and the simulator's CPU meanwhile. */
-const listOnce = (run: FirstListRun, simulatorPid: number): Promise<FirstListFigures> =>
+const listOnce = (run: FirstListRun): Promise<FirstListFigures> =>
   new Promise((resolve, reject) => {
-    const simulatorCpuAtStart = cpuMillis(simulatorPid)
     const child = spawn(process.execPath, [...serviceNodeFlags(), join(repositoryRoot, "bench/FirstListMain.ts")], {
       cwd: repositoryRoot,
       stdio: ["pipe", "pipe", "inherit"],
@@ -70,7 +72,6 @@ const listOnce = (run: FirstListRun, simulatorPid: number): Promise<FirstListFig
       const done = JSON.parse(output) as FirstListDone
       resolve({
         ...done,
-        simulatorCpuMs: cpuMillis(simulatorPid) - simulatorCpuAtStart,
         loadAverage: loadavg()[0] ?? 0,
         pinned,
       })
@@ -101,8 +102,9 @@ export const firstListBench = async (nodes: number, runs: number): Promise<Reado
       kubeconfigPath: simulator.started.kubeconfigPath,
       namespace: simulator.started.namespace,
       labelSelector: devicePluginSelector,
+      simulatorPid: simulator.child.pid ?? 0,
     }
-    for (let index = 0; index < runs; index++) figures.push(await listOnce(run, simulator.child.pid ?? 0))
+    for (let index = 0; index < runs; index++) figures.push(await listOnce(run))
   } finally {
     await simulator.close()
   }

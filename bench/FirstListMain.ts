@@ -44,6 +44,7 @@ const informers = Effect.gen(function* () {
   })
   const startedAt = performance.now()
   const cpuAtStart = cpuMillis(process.pid)
+  const simulatorCpuAtStart = cpuMillis(run.simulatorPid)
   let firstChangeAt = 0
   const changed = () =>
     Effect.sync(() => {
@@ -62,6 +63,7 @@ const informers = Effect.gen(function* () {
     firstChangeMs: firstChangeAt - startedAt,
     cpuMs: cpuMillis(process.pid) - cpuAtStart,
     gcMs,
+    simulatorCpuMs: cpuMillis(run.simulatorPid) - simulatorCpuAtStart,
     objects: nodes.size() + pods.size(),
   }
 }).pipe(Effect.scoped, Effect.provide(ServiceInstruments.layerWithMeter({ serviceVersion: "bench" })))
