@@ -44,6 +44,7 @@ export const metricNames = {
   hubSourceLag: "gpu_serials_hub_source_lag",
   hubClusterStale: "gpu_serials_hub_cluster_stale",
   hubMessagesRepeated: "gpu_serials_hub_repeated_messages_total",
+  hubExportWaitSeconds: "gpu_serials_hub_export_wait_seconds_total",
   nodeLabelPatches: "gpu_serials_node_label_patches_total",
   nodeLabelValuesSkipped: "gpu_serials_node_label_values_skipped_total",
   nodesToLabel: "gpu_serials_node_label_queue_depth",
@@ -143,6 +144,11 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
         description:
           "Hub stream messages acknowledged without being reported: clusters' messages the hub had applied, sourced again.",
         valueType: ValueType.INT,
+      })
+      const hubExportWaitSeconds = meter.createCounter(metricNames.hubExportWaitSeconds, {
+        description:
+          "Seconds a hub held records back for an exporter whose buffer was full, by exporter; the hub reads no more meanwhile.",
+        unit: "s",
       })
       const workQueueGiveUps = meter.createCounter(metricNames.workQueueGiveUps, {
         description: "Work-queue keys dropped after their last attempt, by reason.",
@@ -418,6 +424,10 @@ export const make = (options: ServiceMetricsOptions = {}): Layer.Layer<ServiceMe
                 gpuHealth.forget(source)
               }),
           ),
+        hubExportWaited: (exporter, seconds) =>
+          Effect.sync(() => {
+            if (seconds > 0) hubExportWaitSeconds.add(seconds, { exporter: exporterIds.value(exporter) })
+          }),
         exporterStats: (stats) =>
           Effect.sync(() => {
             for (const [exporter, latest] of Object.entries(stats))

@@ -103,6 +103,11 @@ export class ServiceMetrics extends Context.Service<
     readonly observeStaleClusters: (
       byCluster: () => ReadonlyMap<string, boolean>,
     ) => Effect.Effect<void, never, Scope.Scope>
+    /**
+     * Seconds a hub held records back for an exporter whose buffer was full
+     * (`gpu_serials_hub_export_wait_seconds_total`, by exporter id).
+     */
+    readonly hubExportWaited: (exporter: string, seconds: number) => Effect.Effect<void>
     /** Latest exporter counters by exporter id; the service refreshes them periodically. */
     readonly exporterStats: (stats: Readonly<Record<string, ExporterStats>>) => Effect.Effect<void>
     /** One export write: its duration and outcome, by exporter id. */

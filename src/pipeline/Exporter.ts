@@ -15,6 +15,8 @@ export interface Exporter {
   readonly flush: (timeout: Duration.Input) => Effect.Effect<void>
   readonly health: Effect.Effect<Health>
   readonly stats: Effect.Effect<ExporterStats>
+  /** Records its buffer holds at most (`queued` up to it); absent when it has no bound. */
+  readonly capacity?: number
 }
 
 /** Counters since start, in records (one record per GPU event). */

@@ -57,6 +57,7 @@ const underId = (id: string, exporter: Exporter): Exporter => ({
   flush: (timeout) => exporter.flush(timeout),
   health: exporter.health,
   stats: exporter.stats,
+  ...(exporter.capacity === undefined ? {} : { capacity: exporter.capacity }),
 })
 
 const configured = (

@@ -13,7 +13,7 @@ import { ReadinessChecks } from "../health/ReadinessChecks.ts"
 import { ServiceMetrics } from "../metrics/ServiceMetrics.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
 import type { Elector } from "../pipeline/Leadership.ts"
-import { observationKindOf } from "../pipeline/ObservationKind.ts"
+import { type ObservationKind, observationKindOf } from "../pipeline/ObservationKind.ts"
 import { builtinComponents } from "./BuiltinComponents.ts"
 import { ComponentRegistry, type ConfiguredExporter } from "./ComponentRegistry.ts"
 import { ExporterFanout } from "./ExporterFanout.ts"
@@ -134,12 +134,14 @@ const followLeader = (fleet: Fleet["Service"] | undefined, elector: Elector) =>
 /**
  * The exporters and their fan-out, for the service's lifetime: readiness check `exporters`, their
  * counters on the metrics, and at shutdown a last flush in the time left, so their own closing finds
- * their records written or logs what it drops.
+ * their records written or logs what it drops. A hub's (`cluster` observations, from a durable stream)
+ * waits for room in every exporter instead of dropping; a cluster's never waits.
  */
 const startExporters = Effect.fnUntraced(function* (
   exporters: ReadonlyArray<ConfiguredExporter>,
   settings: Omit<CreateSettings, "id">,
   shutdown: ServiceShutdown.ServiceShutdown,
+  kind: ObservationKind,
 ) {
   const metrics = yield* ServiceMetrics
   const readiness = yield* ReadinessChecks
@@ -147,7 +149,7 @@ const startExporters = Effect.fnUntraced(function* (
   const created = yield* Effect.forEach(exporters, (exporter) => exporter.create(settings), {
     concurrency: "unbounded",
   })
-  const fanout = yield* ExporterFanout.make(created)
+  const fanout = yield* ExporterFanout.make(created, { waitForRoom: kind === "cluster" })
   yield* readiness.register("exporters", fanout.health)
   yield* fanout.stats.pipe(
     Effect.flatMap(metrics.exporterStats),
@@ -206,9 +208,9 @@ const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions, flee
   const settings = { clusterName: config.clusterName, serviceVersion: options.serviceVersion }
   const shutdown = yield* ServiceShutdown.make
 
-  const fanout = yield* startExporters(options.exporters, settings, shutdown)
-  if (fleet !== undefined) yield* durableHistory(fleet, options.exporters, config.clusterName)
   const receiver = yield* componentOf("receiver", config.receivers, registry.receiver)
+  const fanout = yield* startExporters(options.exporters, settings, shutdown, observationKindOf(receiver.factory))
+  if (fleet !== undefined) yield* durableHistory(fleet, options.exporters, config.clusterName)
   const processor = yield* componentOf("processor", config.processors, registry.processor)
   const elector = config.leaderElection.enabled
     ? yield* electorOf(receiver, config.leaderElection, settings)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import type { InventoryEvent } from "../../src/domain/InventoryEvent.ts"
 import * as QueuedExporter from "../../src/exporter/exporterhelper/QueuedExporter.ts"
@@ -135,5 +135,77 @@ describe("ExporterFanout", () => {
         assert.deepStrictEqual((yield* fanout.health).healthy, true)
       }).pipe(Effect.scoped)
     }),
+  )
+
+  it.live("on a hub, hands a slow exporter with a small buffer every record once, in order, dropping none", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const slow = scriptedSink(() => Effect.andThen(Deferred.await(gate), Effect.sleep("1 millis")))
+      const recording = recordingExporter("fast")
+      const fanout = yield* ExporterFanout.make(
+        [
+          yield* QueuedExporter.make({
+            id: "slow",
+            sink: slow,
+            settings: { ...defaultQueueSettings, queueSize: 7, batchSize: 3 },
+          }),
+          recording.exporter,
+        ],
+        { waitForRoom: true, stallAfter: "200 millis" },
+      )
+      const events = addedEvents(300)
+      const handing = yield* Effect.forkChild(
+        Effect.forEach(
+          [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+          (batch) => fanout.export(events.slice(batch * 30, batch * 30 + 30)),
+          {
+            discard: true,
+          },
+        ),
+      )
+      // The slow exporter writes nothing yet: the hub waits, and health names the full buffer.
+      let health = yield* fanout.health
+      for (let attempt = 0; attempt < 500 && health.healthy; attempt++) {
+        yield* Effect.sleep("20 millis")
+        health = yield* fanout.health
+      }
+      assert.isFalse(health.healthy)
+      assert.include(health.exporters.slow?.message ?? "", "buffer full for")
+      assert.isFalse(Option.isSome(yield* Fiber.await(handing).pipe(Effect.timeoutOption("50 millis"))))
+
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(handing)
+      yield* fanout.flush("30 seconds")
+
+      assert.deepStrictEqual(slow.delivered, events)
+      assert.deepStrictEqual(recording.received, events)
+      const stats = yield* fanout.stats
+      assert.strictEqual(stats.slow?.dropped, 0)
+      assert.strictEqual(stats.slow?.sent, 300)
+      assert.isTrue((yield* fanout.health).healthy)
+    }).pipe(Effect.scoped),
+  )
+
+  it.live(
+    "on a hub, a wait for a full exporter ends when the hub is interrupted, handing over nothing of the batch",
+    () =>
+      Effect.gen(function* () {
+        const slow = scriptedSink(() => Effect.never)
+        const exporter = yield* QueuedExporter.make({
+          id: "stuck",
+          sink: slow,
+          settings: { ...defaultQueueSettings, queueSize: 2, batchSize: 2 },
+          shutdownTimeout: "10 millis",
+        })
+        const fanout = yield* ExporterFanout.make([exporter], { waitForRoom: true, shutdownTimeout: "10 millis" })
+        yield* fanout.export(addedEvents(5))
+        const waiting = yield* Effect.forkChild(fanout.export(addedEvents(5, 5)))
+        yield* Effect.sleep("100 millis")
+        yield* Fiber.interrupt(waiting)
+        const stats = yield* fanout.stats
+        // The first batch: 2 in the buffer, 3 in the lane; the interrupted one was never handed over.
+        assert.strictEqual(stats.stuck?.queued, 5)
+        assert.strictEqual(stats.stuck?.dropped, 0)
+      }).pipe(Effect.scoped),
   )
 })

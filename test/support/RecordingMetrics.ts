@@ -13,6 +13,8 @@ export interface RecordedMetrics {
   readonly execs: Array<{ readonly durationSeconds: number; readonly result: string }>
   readonly workQueueRetries: { count: number }
   readonly hubMessagesRepeated: { count: number }
+  /** Seconds a hub waited for each exporter with a full buffer, by exporter id. */
+  readonly hubExportWaits: Record<string, number>
   readonly workQueueGiveUps: Array<string>
   readonly informerRestarts: Array<string>
   readonly events: Record<string, number>
@@ -39,6 +41,7 @@ export const recordingMetrics = (): {
     execs: [],
     workQueueRetries: { count: 0 },
     hubMessagesRepeated: { count: 0 },
+    hubExportWaits: {},
     workQueueGiveUps: [],
     informerRestarts: [],
     events: {},
@@ -83,6 +86,10 @@ export const recordingMetrics = (): {
       hubMessagesRepeated: (count) =>
         record(() => {
           recorded.hubMessagesRepeated.count += count
+        }),
+      hubExportWaited: (exporter, seconds) =>
+        record(() => {
+          recorded.hubExportWaits[exporter] = (recorded.hubExportWaits[exporter] ?? 0) + seconds
         }),
       observeStaleClusters: (byCluster) =>
         record(() => {

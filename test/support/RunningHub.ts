@@ -2,6 +2,7 @@ import { Effect, Exit, Fiber } from "effect"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import type { InventoryEvent } from "../../src/domain/InventoryEvent.ts"
 import * as JsonLogger from "../../src/log/JsonLogger.ts"
+import type { ConfiguredExporter } from "../../src/service/ComponentRegistry.ts"
 import { runGpuSerialsService } from "../../src/service/GpuSerialsService.ts"
 import { capturingExporter } from "../service/ServiceHarness.ts"
 
@@ -14,12 +15,18 @@ export interface RunningHub {
   readonly stop: () => Promise<void>
 }
 
-/** Starts the service with `config` (a hub pipeline), capturing its events and its JSON log. */
-export const startHub = (config: ServiceConfig): RunningHub => {
+/**
+ * Starts the service with `config` (a hub pipeline), capturing its JSON log and the events it exported;
+ * `exporter` replaces the capturing one, given the array to keep its events in.
+ */
+export const startHub = (
+  config: ServiceConfig,
+  exporter: (events: Array<InventoryEvent>) => ConfiguredExporter = capturingExporter,
+): RunningHub => {
   const events: Array<InventoryEvent> = []
   const logs: Array<Record<string, unknown>> = []
   const fiber = Effect.runFork(
-    runGpuSerialsService({ config, exporters: [capturingExporter(events)], serviceVersion: "0.0.0-test" }).pipe(
+    runGpuSerialsService({ config, exporters: [exporter(events)], serviceVersion: "0.0.0-test" }).pipe(
       Effect.provide(
         JsonLogger.layer({
           level: "info",

@@ -361,5 +361,6 @@ export const make = Effect.fnUntraced(function* (
     flush: waitUntilSettled,
     health,
     stats,
+    capacity: settings.queueSize,
   }
 })

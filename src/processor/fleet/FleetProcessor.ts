@@ -24,8 +24,9 @@ const hearRecords = (liveness: ClusterLiveness, records: ReadonlyArray<GpuRecord
 
 /**
  * The `fleet` processor of a hub: applies each batch of the clusters' records to the fleet across clusters
- * (`HubFleet.ts`), hands the records that make to the exporters, then acknowledges the batch once with all
- * its changes for the hub's store. Removals held past the window are forwarded at the next observation
+ * (`HubFleet.ts`), hands the records that make to the exporters (waiting until each has room: the
+ * stream keeps what the hub has not acknowledged), then acknowledges the batch once with all its changes
+ * for the hub's store. Removals held past the window are forwarded at the next observation
  * (every live cluster sends a heartbeat each `HEARTBEAT_INTERVAL`), so their release is written with it.
  * A cluster not heard of for `staleAfter` is named in readiness check `fleet` and in
  * `gpu_serials_hub_cluster_stale`.
@@ -38,6 +39,12 @@ export const make = Effect.fnUntraced(function* (config: FleetConfig) {
   let clusters: ReadonlyArray<string> = []
   let liveness: ClusterLiveness = startLiveness(new Date(yield* Clock.currentTimeMillis))
   let restored = false
+  /**
+   * A batch stopped between its transition and its acknowledgement (the service's shutdown ends a wait
+   * for the exporters): the fleet in memory is ahead of the store, so no later batch is applied or
+   * acknowledged; the stream delivers them again after a restart, from the store's state.
+   */
+  let halted = false
 
   const staleAt = (now: Date): ReadonlyArray<string> => staleClusters(liveness, clusters, now, config.staleAfterMs)
   yield* metrics.observeStaleClusters(() => {
@@ -53,7 +60,7 @@ export const make = Effect.fnUntraced(function* (config: FleetConfig) {
     for (const [kind, count] of counts) yield* metrics.inventoryEvents(kind, count)
   })
 
-  const observe = Effect.fn("FleetProcessor.observe")(function* (observation: ClusterObservation) {
+  const apply = Effect.fnUntraced(function* (observation: ClusterObservation) {
     const now = new Date(yield* Clock.currentTimeMillis)
     if (observation._tag === "FleetRestored") {
       fleet = restoredHubFleet(observation.snapshot)
@@ -70,6 +77,17 @@ export const make = Effect.fnUntraced(function* (config: FleetConfig) {
     for (const heartbeat of observation.heartbeats) heard(liveness, heartbeat.cluster, heartbeat.sentAt)
     yield* handOver(records)
     yield* observation.acknowledge(changes)
+  })
+
+  const observe = Effect.fn("FleetProcessor.observe")(function* (observation: ClusterObservation) {
+    if (halted) return
+    yield* apply(observation).pipe(
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          halted = true
+        }),
+      ),
+    )
   })
 
   const health: Effect.Effect<Health> = Clock.currentTimeMillis.pipe(
