@@ -3,6 +3,7 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
@@ -75,6 +76,13 @@ export interface ResourceInformer<T extends CachedObject> {
   readonly health: Effect.Effect<Health>
 }
 
+/** A list page asked for: the continue token it was asked with, its answer to come, and the next page's token. */
+interface PageRequest {
+  readonly continueToken: string | undefined
+  readonly page: Fiber.Fiber<ListedPage, KubeApiError>
+  readonly nextToken: Deferred.Deferred<string | undefined>
+}
+
 /** A watch that ends sooner than this without any event counts as failed. */
 const minimumQuietWatchMs = 1_000
 
@@ -123,6 +131,31 @@ export const start = <T extends CachedObject>(
     const handle = (changes: Iterable<CacheChange<T>>) => Effect.forEach(changes, onChange, { discard: true })
 
     /**
+     * Asks for one page in a fiber of the list's scope (its closing cancels the request). `nextToken` gets
+     * the next page's continue token as soon as the page's head names it, or `undefined` once the page
+     * is answered or failed without its head having named one.
+     */
+    const requestPage = (continueToken: string | undefined): Effect.Effect<PageRequest, never, Scope.Scope> =>
+      Effect.gen(function* () {
+        const nextToken = yield* Deferred.make<string | undefined>()
+        const announce = (token: string | undefined) => {
+          Deferred.doneUnsafe(nextToken, Effect.succeed(token))
+        }
+        const page = yield* source
+          .list({
+            limit: options.pageSize,
+            ...(continueToken === undefined ? {} : { continueToken }),
+            onNextPage: announce,
+          })
+          .pipe(
+            Effect.ensuring(Effect.sync(() => announce(undefined))),
+            // Started at once, so the request is on its way even when this page is in already and handled next.
+            Effect.forkScoped({ startImmediately: true }),
+          )
+        return { continueToken, page, nextToken }
+      })
+
+    /**
      * Lists every page. Until the first list completed, each page is stored and its changes handed over
      * as it arrives, so a large cluster's first objects are at work while the rest is listed; what an
      * earlier, broken attempt stored and no page holds any more is deleted at the end. Every later list
@@ -132,13 +165,24 @@ export const start = <T extends CachedObject>(
       const pageByPage = !synced
       const objects: Array<T> = []
       const seen = new Set<string>()
-      let continueToken: string | undefined
       let listedVersion = ""
-      do {
-        const page: ListedPage = yield* source.list({
-          limit: options.pageSize,
-          ...(continueToken === undefined ? {} : { continueToken }),
-        })
+      let requested: PageRequest | undefined = yield* requestPage(undefined)
+      while (requested !== undefined) {
+        // The next page is asked for as soon as this one's head names it, so the server works on it while
+        // this one arrives and is handled; never more than one page ahead.
+        const announced: string | undefined = yield* Deferred.await(requested.nextToken)
+        let next: PageRequest | undefined
+        if (announced !== undefined) {
+          next = yield* requestPage(announced)
+          // Lets the request leave (its connection, its headers) before this page is handled.
+          yield* Effect.yieldNow
+        }
+        const page: ListedPage = yield* Fiber.join(requested.page)
+        if (next !== undefined && next.continueToken !== page.continueToken) {
+          // The page's own token is the one to trust; a head that said otherwise is not followed.
+          yield* Fiber.interrupt(next.page)
+          next = undefined
+        }
         const decoded: Array<T> = pageByPage ? [] : objects
         for (const item of page.items) {
           const object = source.decode(item)
@@ -150,8 +194,8 @@ export const start = <T extends CachedObject>(
           yield* handle(cache.upsertListed(decoded, seen))
         }
         listedVersion = page.resourceVersion
-        continueToken = page.continueToken
-      } while (continueToken !== undefined)
+        requested = next ?? (page.continueToken === undefined ? undefined : yield* requestPage(page.continueToken))
+      }
       yield* handle(pageByPage ? cache.removeUnlisted(seen) : cache.replace(objects))
       resourceVersion = listedVersion
       lastFailure = undefined
@@ -159,7 +203,7 @@ export const start = <T extends CachedObject>(
         synced = true
         yield* Deferred.succeed(listed, undefined)
       }
-    })
+    }).pipe(Effect.scoped)
 
     const apply = (event: WatchEvent): Effect.Effect<WatchEnd | undefined, KubeApiError> => {
       switch (event.type) {

@@ -16,6 +16,7 @@ import { type ExecCall, openExecSession } from "../remotecommand/ExecSession.ts"
 import { type ResourceSliceVersion, resourceSlicesPath } from "../resource/ResourceSlice.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeRequest, makeKubeTransport, queryOf, readBody, refusal } from "./KubeTransport.ts"
+import { ListHeadReader } from "./ListHead.ts"
 import * as TokenBucket from "./TokenBucket.ts"
 import { type WatchEvent, watchEventLines } from "./WatchEventLines.ts"
 
@@ -27,6 +28,13 @@ export interface ListPage {
   /** Continue token of the previous page; absent for the first. */
   readonly continueToken?: string
   readonly limit: number
+  /**
+   * Told the next page's continue token as soon as this page's head (its metadata, which the API server
+   * writes before the items) was read, so the next page can be asked for while this one still arrives and
+   * is parsed: at most once, before the page is answered, and never for a body whose head is not in that
+   * shape (see `ListHeadReader`). The answered page's own token stays the one to trust.
+   */
+  readonly onNextPage?: (continueToken: string) => void
 }
 
 /** A listed page: its raw objects, the list's resourceVersion and the token of the next page, if any. */
@@ -149,11 +157,15 @@ export class KubeApi extends Context.Service<
       const requestTimeout = Duration.millis(options.requestTimeoutMs + deadlineSlackMs)
       const handshakeTimeout = Duration.millis(options.execHandshakeTimeoutMs + deadlineSlackMs)
 
-      /** One request and its whole body, parsed, under the request deadline, after `token`. */
+      /**
+       * One request and its whole body, parsed, under the request deadline, after `token`; `bodyReader`
+       * makes, for each attempt, what sees the body's chunks as they arrive.
+       */
       const call = (
         operation: string,
         request: KubeRequest,
         token: Effect.Effect<void> = bucket.take,
+        bodyReader?: () => (chunk: Buffer) => void,
       ): Effect.Effect<unknown, KubeApiError> =>
         token.pipe(
           Effect.andThen(
@@ -161,7 +173,7 @@ export class KubeApi extends Context.Service<
               try: async (interrupted) => {
                 const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
                 const response = await transport.open(request, signal)
-                const body = await readBody(operation, response, signal)
+                const body = await readBody(operation, response, signal, bodyReader?.())
                 return parsedAnswer(operation, body)
               },
               catch: (cause) => kubeApiErrorOf(operation, cause),
@@ -171,10 +183,12 @@ export class KubeApi extends Context.Service<
         )
 
       const list = (operation: string, path: string, selector: Record<string, string>, page: ListPage) =>
-        call(operation, {
-          method: "GET",
-          path: path + queryOf({ ...selector, limit: page.limit, continue: page.continueToken }),
-        }).pipe(Effect.map(listedPage))
+        call(
+          operation,
+          { method: "GET", path: path + queryOf({ ...selector, limit: page.limit, continue: page.continueToken }) },
+          bucket.take,
+          page.onNextPage === undefined ? undefined : nextPageAnnouncer(page.onNextPage),
+        ).pipe(Effect.map(listedPage))
 
       const listPods = (namespace: string, labelSelector: string, page: ListPage) =>
         list("list pods", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { labelSelector }, page)
@@ -281,6 +295,16 @@ export class KubeApi extends Context.Service<
 }
 
 const noneQueued = (): number => 0
+
+/** A reader of a list body's chunks that tells `onNextPage` the continue token its head holds, if any. */
+const nextPageAnnouncer = (onNextPage: (continueToken: string) => void) => (): ((chunk: Buffer) => void) => {
+  const head = new ListHeadReader()
+  return (chunk) => {
+    if (head.done) return
+    const continueToken = head.push(chunk)?.continueToken
+    if (continueToken !== undefined) onNextPage(continueToken)
+  }
+}
 
 /** A watch that sends nothing, not even a bookmark, for this long ends; it is resumed from its last resourceVersion. */
 export const defaultWatchInactivityMs = 30_000

@@ -137,9 +137,14 @@ const statusBodyBytes = 16 * 1024
 
 /**
  * The whole body of a response, or the failure its status means (the Status message as detail). Aborting
- * `signal` destroys the response and fails the read.
+ * `signal` destroys the response and fails the read. `onChunk` sees each chunk of an accepted answer as it arrives.
  */
-export const readBody = (operation: string, response: http.IncomingMessage, signal: AbortSignal): Promise<Buffer> =>
+export const readBody = (
+  operation: string,
+  response: http.IncomingMessage,
+  signal: AbortSignal,
+  onChunk?: (chunk: Buffer) => void,
+): Promise<Buffer> =>
   new Promise<Buffer>((resolve, reject) => {
     const status = response.statusCode ?? 0
     const refused = status < 200 || status > 299
@@ -156,6 +161,7 @@ export const readBody = (operation: string, response: http.IncomingMessage, sign
       if (refused && length >= statusBodyBytes) return
       chunks.push(chunk)
       length += chunk.length
+      if (!refused) onChunk?.(chunk)
     })
     response.on("end", () => {
       settle()

@@ -65,50 +65,107 @@ const keysOf = (changes: ReadonlyArray<CacheChange<ClusterNode>>, tag: CacheChan
     .sort()
 
 describe("ResourceInformer against the simulated cluster over HTTPS", () => {
-  it.live("hands each page of the first list over as it arrives, and is synced after the last", () =>
-    Effect.gen(function* () {
-      const { cluster, api } = yield* startCluster
-      const { layer } = recordingMetrics()
-      const changes: Array<CacheChange<ClusterNode>> = []
-      /** For each page after the first: the changes handed over, and whether the informer said it was synced, when it was asked for. */
-      const beforeLaterPages: Array<{ readonly changes: number; readonly synced: boolean }> = []
-      let pagesServed = 0
-      let informer: ResourceInformer.ResourceInformer<ClusterNode> | undefined
-      const list = (page: ListPage) =>
-        Effect.gen(function* () {
-          if (page.continueToken !== undefined) {
-            // An informer that holds the changes until the whole list is in never gets here with any: the
-            // wait ends unmet and the assertion below fails.
-            yield* heldWithin(() => changes.length >= pagesServed * pageSize, "10 seconds")
-            beforeLaterPages.push({ changes: changes.length, synced: informer?.isSynced() ?? false })
-          }
-          const listed = yield* api.listNodes(page)
-          pagesServed++
-          return listed
-        })
-      informer = yield* ResourceInformer.start(
-        {
-          resource: "nodes",
-          list,
-          watch: (resourceVersion, timeoutSeconds) =>
-            api.watch({ path: "/api/v1/nodes", resourceVersion, timeoutSeconds }),
-          decode: (object) => clusterNodeOf(object),
-        },
-        options,
-        (change) => Effect.sync(() => changes.push(change)),
-      ).pipe(Effect.provide(layer))
-      yield* informer.synced.pipe(Effect.timeout("30 seconds"))
+  it.live(
+    "asks for the next page as soon as a page's head names it, while that page is still handled, and hands each page over as it arrives",
+    () =>
+      Effect.gen(function* () {
+        const { cluster, api } = yield* startCluster
+        const { layer } = recordingMetrics()
+        const changes: Array<CacheChange<ClusterNode>> = []
+        /** For each page after the first: the changes handed over, and whether the informer said it was synced, when it was asked for. */
+        const beforeLaterPages: Array<{ readonly changes: number; readonly synced: boolean }> = []
+        let informer: ResourceInformer.ResourceInformer<ClusterNode> | undefined
+        const list = (page: ListPage) =>
+          Effect.suspend(() => {
+            if (page.continueToken !== undefined) {
+              beforeLaterPages.push({ changes: changes.length, synced: informer?.isSynced() ?? false })
+            }
+            return api.listNodes(page)
+          })
+        const requestsBefore = cluster.stats().requests
+        /** Whether the API server had the second page's request while the first page's first object was handed over. */
+        let secondPageAtServer: boolean | undefined
+        informer = yield* ResourceInformer.start(
+          {
+            resource: "nodes",
+            list,
+            watch: (resourceVersion, timeoutSeconds) =>
+              api.watch({ path: "/api/v1/nodes", resourceVersion, timeoutSeconds }),
+            decode: (object) => clusterNodeOf(object),
+          },
+          options,
+          (change) =>
+            Effect.gen(function* () {
+              if (secondPageAtServer === undefined) {
+                // An informer that asks for a page only after the one before was handled never sends the
+                // second request while this waits: the wait ends unmet and the assertion below fails.
+                secondPageAtServer = yield* heldWithin(
+                  () => cluster.stats().requests >= requestsBefore + 2,
+                  "10 seconds",
+                )
+              }
+              changes.push(change)
+            }),
+        ).pipe(Effect.provide(layer))
+        yield* informer.synced.pipe(Effect.timeout("60 seconds"))
 
-      assert.deepStrictEqual(beforeLaterPages, [
-        { changes: pageSize, synced: false },
-        { changes: 2 * pageSize, synced: false },
-      ])
-      assert.strictEqual(pagesServed, 3)
-      assert.deepStrictEqual(keysOf(changes, "Added"), [...cluster.nodeNames()])
-      assert.strictEqual(changes.length, nodeCount)
-      assert.strictEqual(informer.size(), nodeCount)
-      assert.deepStrictEqual(yield* informer.health, { healthy: true })
-    }).pipe(Effect.scoped),
+        assert.isTrue(secondPageAtServer)
+        // The second page is asked for before the first one's objects are handed over, the third after them
+        // and before the second one's: never more than one page ahead.
+        assert.deepStrictEqual(beforeLaterPages, [
+          { changes: 0, synced: false },
+          { changes: pageSize, synced: false },
+        ])
+        assert.deepStrictEqual(keysOf(changes, "Added"), [...cluster.nodeNames()])
+        assert.strictEqual(changes.length, nodeCount)
+        assert.strictEqual(informer.size(), nodeCount)
+        assert.deepStrictEqual(yield* informer.health, { healthy: true })
+      }).pipe(Effect.scoped),
+  )
+
+  it.live(
+    "a list whose head names no next page is paged after each page is handled, each handed over as it arrives",
+    () =>
+      Effect.gen(function* () {
+        const { cluster, api } = yield* startCluster
+        const { layer } = recordingMetrics()
+        const changes: Array<CacheChange<ClusterNode>> = []
+        const beforeLaterPages: Array<{ readonly changes: number; readonly synced: boolean }> = []
+        let pagesServed = 0
+        let informer: ResourceInformer.ResourceInformer<ClusterNode> | undefined
+        // A source that never passes the head on, as for a body with its items before its metadata.
+        const list = ({ limit, continueToken }: ListPage) =>
+          Effect.gen(function* () {
+            if (continueToken !== undefined) {
+              beforeLaterPages.push({ changes: changes.length, synced: informer?.isSynced() ?? false })
+            }
+            const listed = yield* api.listNodes({ limit, ...(continueToken === undefined ? {} : { continueToken }) })
+            pagesServed++
+            return listed
+          })
+        informer = yield* ResourceInformer.start(
+          {
+            resource: "nodes",
+            list,
+            watch: (resourceVersion, timeoutSeconds) =>
+              api.watch({ path: "/api/v1/nodes", resourceVersion, timeoutSeconds }),
+            decode: (object) => clusterNodeOf(object),
+          },
+          options,
+          (change) => Effect.sync(() => changes.push(change)),
+        ).pipe(Effect.provide(layer))
+        yield* informer.synced.pipe(Effect.timeout("60 seconds"))
+
+        assert.deepStrictEqual(beforeLaterPages, [
+          { changes: pageSize, synced: false },
+          { changes: 2 * pageSize, synced: false },
+        ])
+        assert.strictEqual(pagesServed, 3)
+        assert.deepStrictEqual(keysOf(changes, "Added"), [...cluster.nodeNames()])
+        assert.strictEqual(changes.length, nodeCount)
+        assert.strictEqual(informer.size(), nodeCount)
+        assert.deepStrictEqual(yield* informer.health, { healthy: true })
+      }).pipe(Effect.scoped),
   )
 
   it.live(
