@@ -1,9 +1,10 @@
 import type { Gpu } from "./Gpu.ts"
 import type { GpuRecord } from "./GpuRecord.ts"
 import type { KnownGpu } from "./KnownGpu.ts"
+import type { PodRef } from "./NodeObservation.ts"
 
 /** The pod of a record's `source` (`<namespace>/<pod>`); a file's path is its own name with no namespace. */
-const podOf = (source: string): KnownGpu["pod"] => {
+export const podOf = (source: string): PodRef => {
   const slash = source.indexOf("/")
   return slash <= 0 || source.indexOf("/", slash + 1) !== -1
     ? { namespace: "", name: source }
@@ -11,32 +12,51 @@ const podOf = (source: string): KnownGpu["pod"] => {
 }
 
 /**
+ * How a record's repeated values become an entry's: a text many GPUs share (node, machine, product,
+ * versions), a time, a pod. A holder of many entries passes values it keeps once; by default each entry
+ * has its own.
+ */
+export interface RecordValues {
+  readonly text: (text: string) => string
+  readonly time: (time: string) => Date
+  readonly pod: (source: string) => PodRef
+}
+
+const ownValues: RecordValues = { text: (text) => text, time: (time) => new Date(time), pod: podOf }
+
+/**
  * What a record says of its GPU, as the inventory's entry would keep it: where the GPU is, the GPU as
  * read, its versions and health. A hub knows its GPUs from the clusters' records alone; `before` is the
- * entry of the GPU's previous record, whose first sighting it keeps.
+ * entry of the GPU's previous record, whose first sighting, UUID and serial it keeps.
  */
-export const knownGpuOfRecord = (record: GpuRecord, before: KnownGpu | undefined): KnownGpu => {
-  const time = new Date(record.time)
+export const knownGpuOfRecord = (
+  record: GpuRecord,
+  before: KnownGpu | undefined,
+  values: RecordValues = ownValues,
+): KnownGpu => {
+  const time = values.time(record.time)
+  const uuid = before?.uuid ?? record.uuid
+  const serial = record.gpu === "" ? undefined : before?.gpu.serial === record.gpu ? before.gpu.serial : record.gpu
   const gpu: Gpu = {
     index: record.index,
-    uuid: record.uuid,
-    ...(record.gpu === "" ? {} : { serial: record.gpu }),
-    ...(record.product === undefined ? {} : { product: record.product }),
-    ...(record.pciBusId === undefined ? {} : { pciBusId: record.pciBusId }),
+    uuid,
+    ...(serial === undefined ? {} : { serial }),
+    ...(record.product === undefined ? {} : { product: values.text(record.product) }),
+    ...(record.pciBusId === undefined ? {} : { pciBusId: values.text(record.pciBusId) }),
     ...(record.moduleId === undefined ? {} : { moduleId: record.moduleId }),
-    ...(record.migMode === undefined ? {} : { migMode: record.migMode }),
-    ...(record.chassis === "" ? {} : { platform: { chassisSerial: record.chassis } }),
+    ...(record.migMode === undefined ? {} : { migMode: values.text(record.migMode) }),
+    ...(record.chassis === "" ? {} : { platform: { chassisSerial: values.text(record.chassis) } }),
     ...(record.migDevices === undefined ? {} : { migDevices: record.migDevices }),
   }
   return {
-    uuid: record.uuid,
-    node: record.node,
-    machine: record.machine,
-    ...(record.providerId === undefined ? {} : { providerId: record.providerId }),
-    pod: podOf(record.source),
+    uuid,
+    node: values.text(record.node),
+    machine: values.text(record.machine),
+    ...(record.providerId === undefined ? {} : { providerId: values.text(record.providerId) }),
+    pod: values.pod(record.source),
     gpu,
-    ...(record.driverVersion === undefined ? {} : { driverVersion: record.driverVersion }),
-    ...(record.cudaVersion === undefined ? {} : { cudaVersion: record.cudaVersion }),
+    ...(record.driverVersion === undefined ? {} : { driverVersion: values.text(record.driverVersion) }),
+    ...(record.cudaVersion === undefined ? {} : { cudaVersion: values.text(record.cudaVersion) }),
     serialShared: record.serialShared,
     ...(record.health === undefined ? {} : { health: record.health }),
     firstSeen: before?.firstSeen ?? time,

@@ -4,6 +4,7 @@ import type { InventoryEvent } from "../domain/InventoryEvent.ts"
 import { chassisOf, type KnownGpu } from "../domain/KnownGpu.ts"
 import { knownGpuOfRecord } from "../domain/KnownGpuOfRecord.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
+import { SharedValues } from "./SharedValues.ts"
 import { SortedKeys } from "./SortedKeys.ts"
 
 /** One GPU as the fleet API knows it: the inventory's entry and when it arrived on its current node. */
@@ -86,6 +87,9 @@ const orUndefined = (key: string | undefined): string | undefined => (key === ""
 /** Names kept lower-cased at most: beyond it a name is lower-cased on its own, unshared. */
 const sharedNamesBound = 200_000
 
+/** Texts, times and pods of records kept once, of each kind, before that kind starts anew. */
+const sharedValuesBound = 100_000
+
 /**
  * Lower-cased names shared by many GPUs (a node's, a chassis', a product's), kept once while a GPU of the
  * view uses them: a fleet has far fewer of them than GPUs, and a churning one names new nodes all along,
@@ -132,8 +136,11 @@ const sharedNamesOf = (known: KnownGpu): readonly [string, string, string] => [
 
 /** The UUID as the prefix index keeps it: lower case, without `GPU-`. */
 export const uuidKey = (uuid: string): string => {
-  const key = lower(uuid)
-  return key.startsWith("gpu-") ? key.slice(4) : key
+  // Cut before lower-casing: a cut of the lower-cased text would keep that whole text too. A UUID in lower
+  // case already (as nvidia-smi writes them) stays a cut of the UUID, which the view holds anyway.
+  const rest = /^gpu-/i.test(uuid) ? uuid.slice(4) : uuid
+  const key = lower(rest)
+  return key === rest ? rest : key
 }
 
 /** The order of list answers: node name, then index, then UUID. */
@@ -164,13 +171,20 @@ export class FleetView {
   private readonly ring: Array<GpuRecord | undefined>
   private ringNext = 0
   private ringSize = 0
-  private readonly histories = new Map<string, { entries: Array<HistoryEntry>; dropped: boolean }>()
+  /** Each GPU's entries, oldest first: a GPU of one entry (most of them) holds it bare, without an array. */
+  private readonly histories = new Map<string, HistoryEntry | ReadonlyArray<HistoryEntry>>()
+  /** The GPUs of `histories` whose oldest entries were dropped (`historyPerGpu`). */
+  private readonly droppedHistories = new Set<string>()
   readonly historyPerGpu: number
   private readonly historyGpus: number
   private readonly historyEntries: number
   private historyEntryCount = 0
+  /** The last entry made: the next one, when equal (the other GPUs of a node read at once), is the same object. */
+  private lastEntry: HistoryEntry | undefined
   private readonly readingNodes: number
   private readonly shared = new SharedLower()
+  /** The texts, times and pods of the records a hub's view follows and of history entries, kept once. */
+  private readonly values = new SharedValues(sharedValuesBound)
   /** When this view started hearing events: the start of the process's own history. */
   readonly since: Date
 
@@ -210,7 +224,10 @@ export class FleetView {
   follow(records: ReadonlyArray<GpuRecord>): void {
     for (const record of records) {
       if (record.event === "removed") this.drop(record.uuid)
-      else this.put(knownGpuOfRecord(record, this.gpus.get(record.uuid)?.known), record.cluster)
+      else {
+        const known = knownGpuOfRecord(record, this.gpus.get(record.uuid)?.known, this.values)
+        this.put(known, this.values.text(record.cluster))
+      }
     }
   }
 
@@ -218,6 +235,7 @@ export class FleetView {
   clearInventory(): void {
     this.gpus.clear()
     this.shared.clear()
+    this.values.clear()
     for (const index of [this.bySerial, this.byUuid, this.byNode, this.byChassis, this.order]) index.clear()
     this.nodeGpus.clear()
     this.readings.clear()
@@ -284,7 +302,8 @@ export class FleetView {
   /** What this process saw of a GPU, newest first, and whether entries were dropped. */
   history(uuid: string): { readonly entries: ReadonlyArray<HistoryEntry>; readonly dropped: boolean } | undefined {
     const kept = this.histories.get(uuid)
-    return kept === undefined ? undefined : { entries: [...kept.entries].reverse(), dropped: kept.dropped }
+    if (kept === undefined) return undefined
+    return { entries: entriesOf(kept).toReversed(), dropped: this.droppedHistories.has(uuid) }
   }
 
   /** Every node known: with GPUs, or with a reading; by name. */
@@ -302,17 +321,22 @@ export class FleetView {
 
   private put(known: KnownGpu, cluster: string): void {
     const before = this.gpus.get(known.uuid)
-    const place = this.options.acrossClusters === true ? clusterNode(cluster, known.node) : known.node
+    const place = this.options.acrossClusters === true ? this.values.text(clusterNode(cluster, known.node)) : known.node
     const since = before === undefined ? known.firstSeen : before.place === place ? before.since : known.lastSeen
     const [node, chassis, product] = sharedNamesOf(known)
+    // A key equal to the entry's is the entry's string: the indexes hold that one already.
+    const kept = (key: string, held: string | undefined): string => (key === held ? held : key)
     const fields: FleetGpu = {
       known,
       cluster,
       place,
       since,
-      order: this.options.acrossClusters === true ? `${cluster}\u0000${orderKey(known)}` : orderKey(known),
-      serialKey: lower(known.gpu.serial ?? ""),
-      uuidKey: uuidKey(known.uuid),
+      order: kept(
+        this.options.acrossClusters === true ? `${cluster}\u0000${orderKey(known)}` : orderKey(known),
+        before?.order,
+      ),
+      serialKey: kept(lower(known.gpu.serial ?? ""), before?.serialKey),
+      uuidKey: kept(uuidKey(known.uuid), before?.uuidKey),
       nodeKey: this.shared.hold(node),
       chassisKey: this.shared.hold(chassis),
       productKey: this.shared.hold(product),
@@ -375,47 +399,84 @@ export class FleetView {
   }
 
   private remember(record: GpuRecord): void {
-    let kept = this.histories.get(record.uuid)
+    // The UUID the view holds already, not the record's copy of it.
+    const uuid = this.gpus.get(record.uuid)?.known.uuid ?? record.uuid
+    const kept = this.histories.get(uuid)
     if (kept === undefined) {
-      kept = { entries: [], dropped: false }
-      if (this.histories.size >= this.historyGpus) {
-        const [oldest, forgotten] = this.histories.entries().next().value ?? []
-        if (oldest !== undefined && forgotten !== undefined) {
-          this.histories.delete(oldest)
-          this.historyEntryCount -= forgotten.entries.length
-        }
-      }
-    } else this.histories.delete(record.uuid)
-    // Re-inserted: the map's order is the order GPUs were last heard of.
-    this.histories.set(record.uuid, kept)
-    // A new array of the exact length: one pushed to keeps room for 16 more, and most GPUs have one or two entries.
-    const entry =
-      this.options.acrossClusters === true ? { ...historyEntry(record), cluster: record.cluster } : historyEntry(record)
+      if (this.histories.size >= this.historyGpus) this.forgetOldestHistory()
+    } else this.histories.delete(uuid)
+    const made = historyEntry(record, (value) => this.values.text(value), this.options.acrossClusters === true)
+    const entry = this.lastEntry !== undefined && sameEntry(this.lastEntry, made) ? this.lastEntry : made
+    this.lastEntry = entry
+    const before = kept === undefined ? [] : entriesOf(kept)
     this.historyEntryCount++
-    if (kept.entries.length >= this.historyPerGpu) {
-      kept.entries = kept.entries.slice(1).concat(entry)
-      kept.dropped = true
+    // Re-inserted: the map's order is the order GPUs were last heard of. A new array of the exact length:
+    // one pushed to keeps room for 16 more, and most GPUs have one or two entries.
+    if (before.length === 0) this.histories.set(uuid, entry)
+    else if (before.length >= this.historyPerGpu) {
+      this.histories.set(uuid, before.slice(1).concat(entry))
+      this.droppedHistories.add(uuid)
       this.historyEntryCount--
-    } else kept.entries = kept.entries.concat(entry)
+    } else this.histories.set(uuid, before.concat(entry))
     while (this.historyEntryCount > this.historyEntries) {
-      const [oldest, forgotten] = this.histories.entries().next().value ?? []
-      if (oldest === undefined || forgotten === undefined || forgotten === kept) break
-      this.histories.delete(oldest)
-      this.historyEntryCount -= forgotten.entries.length
+      const oldest = this.histories.keys().next().value
+      if (oldest === undefined || oldest === uuid) break
+      this.forgetOldestHistory()
     }
+  }
+
+  /** Forgets the history of the GPU heard of longest ago. */
+  private forgetOldestHistory(): void {
+    const [oldest, forgotten] = this.histories.entries().next().value ?? []
+    if (oldest === undefined || forgotten === undefined) return
+    this.histories.delete(oldest)
+    this.droppedHistories.delete(oldest)
+    this.historyEntryCount -= entriesOf(forgotten).length
   }
 }
 
-/** A record as one entry of a GPU's history. */
-export const historyEntry = (record: GpuRecord): HistoryEntry => ({
-  time: record.time,
-  event: record.event,
-  node: record.node,
-  machine: record.machine,
-  chassis: record.chassis,
-  ...(record.health === undefined ? {} : { healthState: record.health.state }),
-  ...(record.previousHealthState === undefined ? {} : { previousHealthState: record.previousHealthState }),
-  ...(record.previousNode === undefined ? {} : { previousNode: record.previousNode }),
-  ...(record.previousMachine === undefined ? {} : { previousMachine: record.previousMachine }),
-  ...(record.previousCluster === undefined ? {} : { previousCluster: record.previousCluster }),
+/** A GPU's history entries as `histories` holds them: one bare, more in an array. */
+const entriesOf = (kept: HistoryEntry | ReadonlyArray<HistoryEntry>): ReadonlyArray<HistoryEntry> =>
+  isEntryList(kept) ? kept : [kept]
+
+const isEntryList = (kept: HistoryEntry | ReadonlyArray<HistoryEntry>): kept is ReadonlyArray<HistoryEntry> =>
+  Array.isArray(kept)
+
+/**
+ * A record as one entry of a GPU's history, with its cluster on a hub (`withCluster`); `text` gives the one
+ * string of texts many entries repeat.
+ */
+export const historyEntry = (
+  record: GpuRecord,
+  text: (value: string) => string = (value) => value,
+  withCluster = false,
+): HistoryEntry => ({
+  time: text(record.time),
+  event: text(record.event),
+  node: text(record.node),
+  machine: text(record.machine),
+  chassis: text(record.chassis),
+  ...(record.health === undefined ? {} : { healthState: text(record.health.state) }),
+  ...(record.previousHealthState === undefined ? {} : { previousHealthState: text(record.previousHealthState) }),
+  ...(record.previousNode === undefined ? {} : { previousNode: text(record.previousNode) }),
+  ...(record.previousMachine === undefined ? {} : { previousMachine: text(record.previousMachine) }),
+  ...(record.previousCluster === undefined ? {} : { previousCluster: text(record.previousCluster) }),
+  ...(withCluster ? { cluster: text(record.cluster) } : {}),
 })
+
+const entryFields = [
+  "time",
+  "event",
+  "node",
+  "machine",
+  "chassis",
+  "healthState",
+  "previousHealthState",
+  "previousNode",
+  "previousMachine",
+  "cluster",
+  "previousCluster",
+] as const satisfies ReadonlyArray<keyof HistoryEntry>
+
+/** Whether two entries say the same; entries are never changed, so equal ones can be one object. */
+const sameEntry = (a: HistoryEntry, b: HistoryEntry): boolean => entryFields.every((field) => a[field] === b[field])

@@ -1,6 +1,9 @@
+/** Changes that may wait for a read before they are settled, at the least. */
+const settleAtLeast = 4096
+
 /**
  * A sorted array of (key, id) pairs, ordered by key then id, with prefix and exact ranges found by binary
- * search. Changes wait in a set and are applied on the next read: a few by insertion into the array,
+ * search. Changes wait in a set and are applied on the next read (or once many wait): a few by insertion into the array,
  * more by sorting them alone and merging them in one pass, so loading a whole fleet costs one sort and
  * a trickle of changes costs a memory move each, never a sort of the whole fleet per request.
  */
@@ -22,7 +25,11 @@ export class SortedKeys {
    */
   changing(id: string, before: string | undefined): void {
     // Unchanged since the last settle, the key it had is the one the array holds.
-    if (!this.changed.has(id)) this.changed.set(id, before)
+    if (this.changed.has(id)) return
+    // Settled without a read once an eighth of the array waits, so an index no one reads (a hub's, loading
+    // its fleet) does not hold a second map of every id; the ids waiting have their new keys already.
+    if (this.changed.size >= Math.max(settleAtLeast, this.keys.length >>> 3)) this.settle()
+    this.changed.set(id, before)
   }
 
   clear(): void {
@@ -110,8 +117,13 @@ export class SortedKeys {
       if (key !== undefined) added.push({ key, id })
     }
     added.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    const keys: Array<string> = []
-    const ids: Array<string> = []
+    // Arrays of the exact length, filled in place: arrays grown by push keep up to half as much again spare.
+    let leaving = 0
+    for (const heldKey of this.changed.values()) if (heldKey !== undefined) leaving++
+    const length = this.ids.length - leaving + added.length
+    const keys = new Array<string>(length)
+    const ids = new Array<string>(length)
+    let filled = 0
     let next = 0
     for (let at = 0; at < this.ids.length; at++) {
       const id = this.ids[at] as string
@@ -121,18 +133,18 @@ export class SortedKeys {
       while (next < added.length) {
         const pending = added[next] as { readonly key: string; readonly id: string }
         if (pending.key < key || (pending.key === key && pending.id < id)) {
-          keys.push(pending.key)
-          ids.push(pending.id)
+          keys[filled] = pending.key
+          ids[filled++] = pending.id
           next++
         } else break
       }
-      keys.push(key)
-      ids.push(id)
+      keys[filled] = key
+      ids[filled++] = id
     }
     for (; next < added.length; next++) {
       const pending = added[next] as { readonly key: string; readonly id: string }
-      keys.push(pending.key)
-      ids.push(pending.id)
+      keys[filled] = pending.key
+      ids[filled++] = pending.id
     }
     this.keys = keys
     this.ids = ids

@@ -27,6 +27,32 @@ describe("FleetView's history of what this process saw", () => {
     for (let at = 0; at < 6; at++) view.record([eventOf(known, at === 0 ? "added" : "moved", minutes(at))])
     expect(view.history(uuidOf(1))?.entries).toHaveLength(6)
   })
+
+  it("keeps historyPerGpu entries of a GPU, newest first, and says the older were dropped", () => {
+    const view = new FleetView({ eventCapacity: 0, historyPerGpu: 3 }, t0)
+    const known = knownGpu({ uuid: uuidOf(1), node: "node-1", index: 0 })
+    view.record([eventOf(known, "added", minutes(0))])
+    expect(view.history(uuidOf(1))).toEqual({
+      entries: [expect.objectContaining({ event: "added", time: minutes(0).toISOString() })],
+      dropped: false,
+    })
+    for (let at = 1; at <= 4; at++) view.record([eventOf({ ...known, node: `node-${at + 1}` }, "moved", minutes(at))])
+    const kept = view.history(uuidOf(1))
+    expect(kept?.dropped).toBe(true)
+    expect(kept?.entries.map((entry) => [entry.event, entry.node])).toEqual([
+      ["moved", "node-5"],
+      ["moved", "node-4"],
+      ["moved", "node-3"],
+    ])
+    // A GPU forgotten for the bound on GPUs and heard of again starts a history of its own, nothing dropped.
+    const few = new FleetView({ eventCapacity: 0, historyPerGpu: 1, historyGpus: 1 }, t0)
+    few.record([eventOf(known, "added", minutes(0)), eventOf(known, "moved", minutes(1))])
+    expect(few.history(uuidOf(1))?.dropped).toBe(true)
+    const other = knownGpu({ uuid: uuidOf(2), node: "node-2", index: 0 })
+    few.record([eventOf(other, "added", minutes(2)), eventOf(known, "moved", minutes(3))])
+    expect(few.history(uuidOf(2))).toBeUndefined()
+    expect(few.history(uuidOf(1))).toEqual({ entries: [expect.objectContaining({ event: "moved" })], dropped: false })
+  })
 })
 
 describe("FleetView's lower-cased names of nodes, chassis and products", () => {

@@ -27,6 +27,23 @@ const found = (view: FleetView, text: string) =>
   findGpus(view, query(text)).items.map((entry) => [entry.known.uuid, entry.cluster, entry.place])
 
 describe("a hub's FleetView, fed with the hub's records", () => {
+  it("keeps one copy of what many GPUs' records repeat: a reading's time, the pod, the node's place", () => {
+    const view = new FleetView({ eventCapacity: 0, cluster: "fleet", acrossClusters: true }, t0)
+    // Each record decoded from its own JSON, with strings and values of its own, as the hub receives them.
+    const decoded = (event: InventoryEventKind, uuid: string, minute: number): GpuRecord =>
+      JSON.parse(JSON.stringify(record(event, "east", "n-1", uuid, minute))) as GpuRecord
+    view.follow([decoded("added", "GPU-A", 0), decoded("added", "GPU-B", 0)])
+    view.follow([decoded("observed", "GPU-A", 1), decoded("observed", "GPU-B", 1)])
+    const [a, b] = [view.gpus.get("GPU-A"), view.gpus.get("GPU-B")]
+    expect(a?.known.lastSeen).toBe(b?.known.lastSeen)
+    expect(a?.known.firstSeen).toBe(b?.known.firstSeen)
+    expect(a?.known.pod).toBe(b?.known.pod)
+    expect(a?.known.firstSeen.toISOString()).toBe(t0.toISOString())
+    expect(a?.known.lastSeen.getTime()).toBe(t0.getTime() + 60_000)
+    expect(a?.known.pod).toEqual({ namespace: "gpu-operator", name: "nvidia-device-plugin-daemonset-abcde" })
+    expect([a?.place, a?.known.machine, a?.known.gpu.serial]).toEqual(["east/n-1", "n-1-vm", "serial-GPU-A"])
+  })
+
   it("files the same node name of two clusters as two nodes, and orders by cluster", () => {
     const view = new FleetView({ eventCapacity: 0, cluster: "fleet", acrossClusters: true }, t0)
     view.follow([record("added", "west", "n-1", "GPU-B", 0), record("added", "east", "n-1", "GPU-A", 1)])

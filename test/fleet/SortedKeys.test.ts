@@ -45,6 +45,25 @@ describe("SortedKeys", () => {
     expect(keys.all()).toHaveLength(500)
   })
 
+  it("agrees with a plain sort after tens of thousands of changes with no read between them", () => {
+    const { keys, set } = indexed()
+    const model = new Map<string, string>()
+    const change = (id: string, key: string | undefined) => {
+      set(id, key)
+      if (key === undefined) model.delete(id)
+      else model.set(id, key)
+    }
+    // A fleet loaded, then many of its keys changed and some removed, all before the first read.
+    for (let i = 0; i < 30_000; i++) change(`id-${i}`, `k-${(i * 7919) % 30_011}`)
+    for (let i = 0; i < 30_000; i += 2) change(`id-${i}`, i % 10 === 0 ? undefined : `m-${(i * 31) % 977}`)
+    for (let i = 30_000; i < 40_000; i++) change(`id-${i}`, `k-${i % 101}`)
+    const expected = [...model]
+      .sort(([a, x], [b, y]) => (x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0))
+      .map(([id]) => id)
+    expect(keys.all()).toEqual(expected)
+    expect(keys.exact("m-0")).toEqual(expected.filter((id) => model.get(id) === "m-0"))
+  })
+
   it("agrees with a plain sort after any mix of few and many changes", () => {
     const { keys, set } = indexed()
     const model = new Map<string, string>()
