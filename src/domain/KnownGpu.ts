@@ -69,7 +69,8 @@ const sameMigDevices = (a: Gpu["migDevices"], b: Gpu["migDevices"]): boolean => 
   )
 }
 
-const sameGpu = (a: Gpu, b: Gpu): boolean =>
+/** Whether two readings of a GPU say the same of it (its health signals aside). */
+export const sameGpu = (a: Gpu, b: Gpu): boolean =>
   a.index === b.index &&
   a.uuid === b.uuid &&
   a.serial === b.serial &&

@@ -1,6 +1,6 @@
 import type { Gpu } from "./Gpu.ts"
 import type { GpuRecord } from "./GpuRecord.ts"
-import type { KnownGpu } from "./KnownGpu.ts"
+import { type KnownGpu, sameGpu } from "./KnownGpu.ts"
 import type { PodRef } from "./NodeObservation.ts"
 
 /** The pod of a record's `source` (`<namespace>/<pod>`); a file's path is its own name with no namespace. */
@@ -37,7 +37,7 @@ export const knownGpuOfRecord = (
   const time = values.time(record.time)
   const uuid = before?.uuid ?? record.uuid
   const serial = record.gpu === "" ? undefined : before?.gpu.serial === record.gpu ? before.gpu.serial : record.gpu
-  const gpu: Gpu = {
+  const read: Gpu = {
     index: record.index,
     uuid,
     ...(serial === undefined ? {} : { serial }),
@@ -48,6 +48,8 @@ export const knownGpuOfRecord = (
     ...(record.chassis === "" ? {} : { platform: { chassisSerial: values.text(record.chassis) } }),
     ...(record.migDevices === undefined ? {} : { migDevices: record.migDevices }),
   }
+  // The GPU as its previous record read it, when this one reads the same: most records change nothing of it.
+  const gpu = before !== undefined && sameGpu(before.gpu, read) ? before.gpu : read
   return {
     uuid,
     node: values.text(record.node),

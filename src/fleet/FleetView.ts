@@ -163,6 +163,14 @@ export class FleetView {
   readonly byNode = new SortedKeys((uuid) => this.gpus.get(uuid)?.nodeKey)
   readonly byChassis = new SortedKeys((uuid) => orUndefined(this.gpus.get(uuid)?.chassisKey))
   readonly order = new SortedKeys((uuid) => this.gpus.get(uuid)?.order)
+  /** Each index with the field of an entry it is kept by. */
+  private readonly indexes = [
+    [this.bySerial, "serialKey"],
+    [this.byUuid, "uuidKey"],
+    [this.byNode, "nodeKey"],
+    [this.byChassis, "chassisKey"],
+    [this.order, "order"],
+  ] as const
   /** GPUs by node name. */
   readonly nodeGpus = new Map<string, Set<string>>()
   readonly readings = new Map<string, LastReading>()
@@ -343,14 +351,7 @@ export class FleetView {
     }
     if (before !== undefined) for (const name of sharedNamesOf(before.known)) this.shared.release(name)
     // The indexes hear of the keys that change, before the entry does.
-    const keys = [
-      [this.bySerial, "serialKey"],
-      [this.byUuid, "uuidKey"],
-      [this.byNode, "nodeKey"],
-      [this.byChassis, "chassisKey"],
-      [this.order, "order"],
-    ] as const
-    for (const [index, field] of keys) {
+    for (const [index, field] of this.indexes) {
       if (before === undefined) index.changing(known.uuid, undefined)
       else if (before[field] !== fields[field]) {
         index.changing(

@@ -33,7 +33,10 @@ describe("a hub's FleetView, fed with the hub's records", () => {
     const decoded = (event: InventoryEventKind, uuid: string, minute: number): GpuRecord =>
       JSON.parse(JSON.stringify(record(event, "east", "n-1", uuid, minute))) as GpuRecord
     view.follow([decoded("added", "GPU-A", 0), decoded("added", "GPU-B", 0)])
+    const read = view.gpus.get("GPU-A")?.known.gpu
     view.follow([decoded("observed", "GPU-A", 1), decoded("observed", "GPU-B", 1)])
+    // The GPU as read before, when the next record reads the same of it.
+    expect(view.gpus.get("GPU-A")?.known.gpu).toBe(read)
     const [a, b] = [view.gpus.get("GPU-A"), view.gpus.get("GPU-B")]
     expect(a?.known.lastSeen).toBe(b?.known.lastSeen)
     expect(a?.known.firstSeen).toBe(b?.known.firstSeen)
