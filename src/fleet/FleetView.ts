@@ -87,8 +87,8 @@ const orUndefined = (key: string | undefined): string | undefined => (key === ""
 /** Names kept lower-cased at most: beyond it a name is lower-cased on its own, unshared. */
 const sharedNamesBound = 200_000
 
-/** Texts, times and pods of records kept once, of each kind, before that kind starts anew. */
-const sharedValuesBound = 100_000
+/** Names and pods of records kept once, of each kind, before that kind starts anew; and recent times kept once. */
+const sharedValuesBounds = { names: 100_000, times: 4096 }
 
 /**
  * Lower-cased names shared by many GPUs (a node's, a chassis', a product's), kept once while a GPU of the
@@ -192,7 +192,7 @@ export class FleetView {
   private readonly readingNodes: number
   private readonly shared = new SharedLower()
   /** The texts, times and pods of the records a hub's view follows and of history entries, kept once. */
-  private readonly values = new SharedValues(sharedValuesBound)
+  private readonly values = new SharedValues(sharedValuesBounds)
   /** When this view started hearing events: the start of the process's own history. */
   readonly since: Date
 
@@ -406,7 +406,7 @@ export class FleetView {
     if (kept === undefined) {
       if (this.histories.size >= this.historyGpus) this.forgetOldestHistory()
     } else this.histories.delete(uuid)
-    const made = historyEntry(record, (value) => this.values.text(value), this.options.acrossClusters === true)
+    const made = historyEntry(record, this.values, this.options.acrossClusters === true)
     const entry = this.lastEntry !== undefined && sameEntry(this.lastEntry, made) ? this.lastEntry : made
     this.lastEntry = entry
     const before = kept === undefined ? [] : entriesOf(kept)
@@ -443,27 +443,31 @@ const entriesOf = (kept: HistoryEntry | ReadonlyArray<HistoryEntry>): ReadonlyAr
 const isEntryList = (kept: HistoryEntry | ReadonlyArray<HistoryEntry>): kept is ReadonlyArray<HistoryEntry> =>
   Array.isArray(kept)
 
-/**
- * A record as one entry of a GPU's history, with its cluster on a hub (`withCluster`); `text` gives the one
- * string of texts many entries repeat.
- */
-export const historyEntry = (
-  record: GpuRecord,
-  text: (value: string) => string = (value) => value,
-  withCluster = false,
-): HistoryEntry => ({
-  time: text(record.time),
-  event: text(record.event),
-  node: text(record.node),
-  machine: text(record.machine),
-  chassis: text(record.chassis),
-  ...(record.health === undefined ? {} : { healthState: text(record.health.state) }),
-  ...(record.previousHealthState === undefined ? {} : { previousHealthState: text(record.previousHealthState) }),
-  ...(record.previousNode === undefined ? {} : { previousNode: text(record.previousNode) }),
-  ...(record.previousMachine === undefined ? {} : { previousMachine: text(record.previousMachine) }),
-  ...(record.previousCluster === undefined ? {} : { previousCluster: text(record.previousCluster) }),
-  ...(withCluster ? { cluster: text(record.cluster) } : {}),
-})
+/** How a history entry's texts are kept: the one string of names and of recent times many entries repeat. */
+export interface EntryTexts {
+  readonly text: (value: string) => string
+  readonly timeText: (time: string) => string
+}
+
+const ownTexts: EntryTexts = { text: (value) => value, timeText: (time) => time }
+
+/** A record as one entry of a GPU's history, with its cluster on a hub (`withCluster`). */
+export const historyEntry = (record: GpuRecord, texts: EntryTexts = ownTexts, withCluster = false): HistoryEntry => {
+  const text = (value: string) => texts.text(value)
+  return {
+    time: texts.timeText(record.time),
+    event: text(record.event),
+    node: text(record.node),
+    machine: text(record.machine),
+    chassis: text(record.chassis),
+    ...(record.health === undefined ? {} : { healthState: text(record.health.state) }),
+    ...(record.previousHealthState === undefined ? {} : { previousHealthState: text(record.previousHealthState) }),
+    ...(record.previousNode === undefined ? {} : { previousNode: text(record.previousNode) }),
+    ...(record.previousMachine === undefined ? {} : { previousMachine: text(record.previousMachine) }),
+    ...(record.previousCluster === undefined ? {} : { previousCluster: text(record.previousCluster) }),
+    ...(withCluster ? { cluster: text(record.cluster) } : {}),
+  }
+}
 
 const entryFields = [
   "time",
