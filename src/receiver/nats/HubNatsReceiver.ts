@@ -51,20 +51,38 @@ const call = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, Err
     ),
   )
 
-/** The durable consumer of the hub stream: every message in order, one acknowledgement covering all before it. */
+/** The durable consumer's settings: every message in order, one acknowledgement covering all before it. */
+const consumerSettings = (config: HubNatsConfig, startSequence: number | undefined) => ({
+  durable_name: config.consumer,
+  ack_policy: AckPolicy.All,
+  ...(startSequence === undefined
+    ? { deliver_policy: DeliverPolicy.All }
+    : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSequence }),
+  ack_wait: nanos(60_000),
+  max_ack_pending: Math.max(1_000, config.batchSize * 4),
+})
+
+/**
+ * The durable consumer of the hub stream. One that a stopped hub had messages delivered from beyond its
+ * acknowledgements is made again from its first unacknowledged message: the server would send those only
+ * after `ack_wait`, and the acknowledgement of a later message would cover them unapplied. Returns the
+ * messages a stopped hub had been sent and not acknowledged, now delivered again.
+ */
 const ensureConsumer = (manager: JetStreamManager, config: HubNatsConfig) =>
   call(`consumer ${config.consumer}`, async () => {
+    let known: Awaited<ReturnType<typeof manager.consumers.info>>
     try {
-      return await manager.consumers.info(config.stream, config.consumer)
+      known = await manager.consumers.info(config.stream, config.consumer)
     } catch {
-      return await manager.consumers.add(config.stream, {
-        durable_name: config.consumer,
-        ack_policy: AckPolicy.All,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: nanos(60_000),
-        max_ack_pending: Math.max(1_000, config.batchSize * 4),
-      })
+      await manager.consumers.add(config.stream, consumerSettings(config, undefined))
+      return 0
     }
+    const acknowledged = known.ack_floor.stream_seq
+    const unacknowledged = known.delivered.stream_seq - acknowledged
+    if (unacknowledged <= 0) return 0
+    await manager.consumers.delete(config.stream, config.consumer)
+    await manager.consumers.add(config.stream, consumerSettings(config, acknowledged + 1))
+    return unacknowledged
   })
 
 const fetchBatch = (consumer: Consumer, batchSize: number) =>
@@ -119,7 +137,12 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
   ).pipe(Effect.mapError(startError))
   const restored = yield* loadHubState(state, config.stateBucket).pipe(Effect.mapError(startError))
   const stateWriter = hubStateWriter(connection, js, state, config.stateBucket)
-  yield* ensureConsumer(manager, config).pipe(Effect.mapError(startError))
+  const redelivered = yield* ensureConsumer(manager, config).pipe(Effect.mapError(startError))
+  if (redelivered > 0) {
+    yield* Effect.logInfo("hub consumer made again from its first unacknowledged message").pipe(
+      Effect.annotateLogs({ consumer: config.consumer, stream: config.stream, redelivered }),
+    )
+  }
   const consumer = yield* call("consumer", () => js.consumers.get(config.stream, config.consumer)).pipe(
     Effect.mapError(startError),
   )

@@ -16,6 +16,7 @@ import { eventSubject } from "../../../src/exporter/nats/NatsSubject.ts"
 import { recordJson } from "../../../src/exporter/RecordJson.ts"
 import { builtinComponents } from "../../../src/service/BuiltinComponents.ts"
 import type { ConfiguredExporter } from "../../../src/service/ComponentRegistry.ts"
+import { capturingExporter } from "../../service/ServiceHarness.ts"
 import { type NatsTopology, startNatsTopology } from "../../support/NatsTopology.ts"
 import { type RunningHub, startHub } from "../../support/RunningHub.ts"
 
@@ -80,7 +81,9 @@ const hubConfig = (): ServiceConfig => {
         "processors:",
         "  fleet: { staleAfter: 10m }",
         "exporters: { stdout: }",
-        "service: { pipelines: { gpus: { receivers: [nats], processors: [fleet], exporters: [stdout] } } }",
+        "service:",
+        "  shutdownTimeout: 3s",
+        "  pipelines: { gpus: { receivers: [nats], processors: [fleet], exporters: [stdout] } }",
         "",
       ].join("\n"),
     },
@@ -136,6 +139,28 @@ const waitSeconds = async (hub: RunningHub): Promise<number> => {
   return line === undefined ? 0 : Number(line.split(" ").at(-1))
 }
 
+/** Publishes a backlog of `added` records from GPU `from` on, as the cluster's exporter would. */
+const publishBacklog = async (from: number): Promise<ReadonlyArray<GpuRecord>> => {
+  const records = Array.from({ length: backlog }, (_, index) => added(from + index))
+  await Promise.all(
+    records.map((record) => leaf.js.publish(eventSubject(prefix, record), recordJson(record), { msgID: record.id })),
+  )
+  return records
+}
+
+const waits = (running: RunningHub) =>
+  running.logs.some((line) => String(line.msg).startsWith("hub waits for exporters"))
+
+/** Records the hub's exporters reported dropped while it stopped: held in the fan-out's lane or a buffer. */
+const droppedAtStop = (running: RunningHub) =>
+  running.logs
+    .filter(
+      (line) =>
+        line.msg === "exporter stopped with records not written" ||
+        line.msg === "exporter did not take its last batches",
+    )
+    .reduce((sum, line) => sum + Number(line.dropped), 0)
+
 describe("a hub whose exporter is slower than its catch-up", () => {
   let hub: RunningHub | undefined
 
@@ -144,10 +169,7 @@ describe("a hub whose exporter is slower than its catch-up", () => {
   })
 
   it("waits for room in the exporter's buffer: every record of a backlog exported once, none dropped", async () => {
-    const records = Array.from({ length: backlog }, (_, index) => added(index))
-    await Promise.all(
-      records.map((record) => leaf.js.publish(eventSubject(prefix, record), recordJson(record), { msgID: record.id })),
-    )
+    const records = await publishBacklog(0)
     let openSink = () => {}
     const open = new Promise<void>((resolve) => {
       openSink = resolve
@@ -156,9 +178,7 @@ describe("a hub whose exporter is slower than its catch-up", () => {
     hub = running
 
     // The sink takes nothing: the hub holds the rest of the backlog in the stream and says so once.
-    await eventually(running, "the hub logs that it waits for the slow exporter", () =>
-      running.logs.some((line) => String(line.msg).startsWith("hub waits for exporters")),
-    )
+    await eventually(running, "the hub logs that it waits for the slow exporter", () => waits(running))
     const warning = running.logs.find((line) => String(line.msg).startsWith("hub waits for exporters"))
     expect(warning).toMatchObject({ level: "warn", exporters: "slow" })
     await eventually(
@@ -178,5 +198,30 @@ describe("a hub whose exporter is slower than its catch-up", () => {
     expect(new Set(exported)).toEqual(new Set(records.map((record) => record.id)))
     expect(running.logs.filter((line) => String(line.msg).startsWith("hub waits for exporters"))).toHaveLength(1)
     expect(running.logs.some((line) => line.msg === "exporter buffer full, dropping records")).toBe(false)
+  }, 180_000)
+
+  it("stops while it waits, and after a restart exports what it had not acknowledged, once", async () => {
+    await hub?.stop()
+    const records = await publishBacklog(backlog)
+    const stuck = startHub(hubConfig(), slowExporter(new Promise<void>(() => {})))
+    hub = stuck
+    await eventually(stuck, "the hub waits for the stuck exporter", () => waits(stuck))
+    await stuck.stop()
+    const lost = droppedAtStop(stuck)
+    // What the hub acknowledged is the stuck exporter's buffer and lane, reported dropped at the stop.
+    expect(lost).toBeGreaterThan(0)
+    expect(lost).toBeLessThan(backlog)
+
+    const restarted = startHub(hubConfig(), capturingExporter)
+    hub = restarted
+    await eventually(restarted, "the hub's consumer starts again at its first unacknowledged message", () =>
+      restarted.logs.some((line) => line.msg === "hub consumer made again from its first unacknowledged message"),
+    )
+    const last = records.at(-1)?.id
+    await eventually(restarted, "the restarted hub exports the rest of the backlog", () =>
+      restarted.events.some((event) => event.record.id === last),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    expect(restarted.events.map((event) => event.record.id)).toEqual(records.slice(lost).map((record) => record.id))
   }, 180_000)
 })
