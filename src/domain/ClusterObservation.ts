@@ -1,6 +1,7 @@
 import type * as Effect from "effect/Effect"
 import type { GpuRecord } from "./GpuRecord.ts"
 import type { HubFleetChange, HubFleetSnapshot } from "./HubFleetChange.ts"
+import type { KnownGpu } from "./KnownGpu.ts"
 
 /**
  * Runs once the processor has handed the observation's events over: writes the processor's changes to
@@ -16,6 +17,14 @@ export interface HeartbeatHeard {
   readonly sentAt: Date
 }
 
+/** A GPU as its cluster's inventory store last wrote it, in the hub's KV bucket, read once at the hub's start. */
+export interface StoredClusterGpu {
+  readonly cluster: string
+  readonly known: KnownGpu
+  /** When it arrived on its node and machine. */
+  readonly since: Date
+}
+
 /**
  * What a hub's receiver hands to its processor: first what the hub's store held and the clusters it
  * listens to, then each batch it fetched from the hub stream, whole: the records of every cluster in the
@@ -28,6 +37,8 @@ export type ClusterObservation =
       /** The clusters of the config (names = JetStream domains), each expected to be heard of. */
       readonly clusters: ReadonlyArray<string>
       readonly snapshot: HubFleetSnapshot
+      /** Every cluster's GPUs in the hub's KV bucket, for the fleet page; empty when it could not be read. */
+      readonly stored: ReadonlyArray<StoredClusterGpu>
       readonly time: Date
     }
   | {

@@ -1,3 +1,4 @@
+import type { StoredClusterGpu } from "../domain/ClusterObservation.ts"
 import type { GpuRecord } from "../domain/GpuRecord.ts"
 import type { InventoryChange } from "../domain/InventoryChange.ts"
 import type { InventoryEvent } from "../domain/InventoryEvent.ts"
@@ -239,6 +240,17 @@ export class FleetView {
     }
   }
 
+  /**
+   * A hub's view at start takes every cluster's GPUs as their inventory stores last wrote them, as
+   * `follow` places a record's, without history entries or events. A GPU a record placed already keeps
+   * that place: the record is newer than what the store held when it was read.
+   */
+  seed(stored: ReadonlyArray<StoredClusterGpu>): void {
+    for (const { cluster, known, since } of stored) {
+      if (!this.gpus.has(known.uuid)) this.put(known, this.values.text(cluster), since)
+    }
+  }
+
   /** Forgets every GPU and reading (a term ended; the next one loads its own). Events and histories stay. */
   clearInventory(): void {
     this.gpus.clear()
@@ -327,10 +339,12 @@ export class FleetView {
     if (this.readings.delete(name) && !this.nodeGpus.has(name)) this.nodeNames = undefined
   }
 
-  private put(known: KnownGpu, cluster: string): void {
+  /** Files the GPU at its node; `arrived`: when it arrived there, when known better than its first sighting. */
+  private put(known: KnownGpu, cluster: string, arrived?: Date): void {
     const before = this.gpus.get(known.uuid)
     const place = this.options.acrossClusters === true ? this.values.text(clusterNode(cluster, known.node)) : known.node
-    const since = before === undefined ? known.firstSeen : before.place === place ? before.since : known.lastSeen
+    const since =
+      before === undefined ? (arrived ?? known.firstSeen) : before.place === place ? before.since : known.lastSeen
     const [node, chassis, product] = sharedNamesOf(known)
     // A key equal to the entry's is the entry's string: the indexes hold that one already.
     const kept = (key: string, held: string | undefined): string => (key === held ? held : key)

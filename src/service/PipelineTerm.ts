@@ -4,6 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import type { ComponentConfig } from "../config/ServiceConfig.ts"
+import type { ClusterObservation } from "../domain/ClusterObservation.ts"
 import type { NodeObservation } from "../domain/NodeObservation.ts"
 import type { Fleet } from "../fleet/Fleet.ts"
 import { EventConsumer } from "../pipeline/EventConsumer.ts"
@@ -92,9 +93,17 @@ export const start = Effect.fnUntraced(function* (parts: PipelineTermParts) {
   // The fleet page reads a cluster's node observations; a hub's page follows its events alone.
   const pageReads = fleet !== undefined && observationKindOf(receiver.factory) === "node" ? fleet : undefined
   const deliver = Queue.take(source.observations).pipe(
-    pageReads === undefined
-      ? (taken) => taken
-      : Effect.tap((observation) => Effect.sync(() => pageReads.view.observe(observation as NodeObservation))),
+    pageReads !== undefined
+      ? Effect.tap((observation) => Effect.sync(() => pageReads.view.observe(observation as NodeObservation)))
+      : hubPage !== undefined
+        ? // A hub's page starts with every cluster's GPUs as the hub's KV bucket held them.
+          Effect.tap((observation) =>
+            Effect.sync(() => {
+              const restored = observation as ClusterObservation
+              if (restored._tag === "FleetRestored") hubPage.view.seed(restored.stored)
+            }),
+          )
+        : (taken) => taken,
     Effect.flatMap((observation) => running.observe(observation)),
     Effect.forever,
   )

@@ -1,6 +1,6 @@
 import type { KV } from "@nats-io/kv"
 import * as Effect from "effect/Effect"
-import { type GpuLocation, locationOf, parseGpuLocation, parseLocatedGpu } from "./GpuLocation.ts"
+import { type GpuLocation, locationOf, parseGpuLocation, parseLocatedGpu } from "../../domain/GpuLocation.ts"
 import { currentValues } from "./GpuLocationBucket.ts"
 import { serialKeys, uuidKeys } from "./GpuLocationKey.ts"
 

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { ComponentStartError } from "../../component/ComponentStartError.ts"
+import { knownGpuOf, type LocatedGpu, locatedGpu, locationOf, parseLocatedGpu } from "../../domain/GpuLocation.ts"
 import type { InventoryChange } from "../../domain/InventoryChange.ts"
 import type { KnownGpu } from "../../domain/KnownGpu.ts"
 import { scoped as scopedConnection } from "../../natsclient/NatsConnection.ts"
@@ -14,7 +15,6 @@ import {
   InventoryStoreError,
   type StoreFactory,
 } from "../../pipeline/InventoryStore.ts"
-import { knownGpuOf, type LocatedGpu, locatedGpu, locationOf, parseLocatedGpu } from "./GpuLocation.ts"
 import { currentValues, type GpuLocationBucketError, kvCall, openBucket } from "./GpuLocationBucket.ts"
 import { clusterSerialKeys, clusterUuidKeys, serialKey, uuidKey } from "./GpuLocationKey.ts"
 import type { NatsExporterConfig } from "./NatsConfig.ts"

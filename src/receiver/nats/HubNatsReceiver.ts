@@ -24,6 +24,7 @@ import { ServiceMetrics } from "../../metrics/ServiceMetrics.ts"
 import * as NatsConnection from "../../natsclient/NatsConnection.ts"
 import type { Receiver } from "../../pipeline/Receiver.ts"
 import { readClusterMessage } from "./ClusterMessage.ts"
+import { readStoredFleet } from "./HubInventoryBucket.ts"
 import { type HubNatsConfig, hubNatsSettings } from "./HubNatsConfig.ts"
 import { ensureHubBucket, ensureHubStream, type SourceState, sourceStates } from "./HubSources.ts"
 import { hubStateWriter, loadHubState } from "./HubStateBucket.ts"
@@ -137,6 +138,21 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
   ).pipe(Effect.mapError(startError))
   const restored = yield* loadHubState(state, config.stateBucket).pipe(Effect.mapError(startError))
   const stateWriter = hubStateWriter(connection, js, state, config.stateBucket)
+  // The fleet page knows every cluster's GPUs from the start, not from each cluster's next records.
+  const stored = yield* readStoredFleet(js, config.kvBucket, restored.snapshot.places).pipe(
+    Effect.tap(({ gpus, skipped }) =>
+      (skipped > 0 ? Effect.logWarning : Effect.logInfo)("fleet page read the GPUs of the hub KV bucket").pipe(
+        Effect.annotateLogs({ bucket: config.kvBucket, gpus: gpus.length, skipped }),
+      ),
+    ),
+    Effect.map(({ gpus }) => gpus),
+    Effect.catch((error) =>
+      Effect.logWarning("hub KV bucket not read; the fleet page knows each cluster's GPUs from its next records").pipe(
+        Effect.annotateLogs({ bucket: config.kvBucket, reason: error.message }),
+        Effect.as([]),
+      ),
+    ),
+  )
   const redelivered = yield* ensureConsumer(manager, config).pipe(Effect.mapError(startError))
   if (redelivered > 0) {
     yield* Effect.logInfo("hub consumer made again from its first unacknowledged message").pipe(
@@ -218,6 +234,7 @@ export const make = Effect.fnUntraced(function* (config: HubNatsConfig, settings
     _tag: "FleetRestored",
     clusters: config.clusters,
     snapshot: restored.snapshot,
+    stored,
     time: new Date(yield* Clock.currentTimeMillis),
   })
 

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { GpuLocation } from "../../../exporter/nats/GpuLocation.ts"
+import type { GpuLocation } from "../../../domain/GpuLocation.ts"
 import { openExistingBucket } from "../../../exporter/nats/GpuLocationBucket.ts"
 import { locate } from "../../../exporter/nats/GpuLocationLookup.ts"
 import { natsCommandConfig, natsSettingFlags } from "../../../exporter/nats/NatsCommandConfig.ts"

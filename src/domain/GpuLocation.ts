@@ -1,7 +1,8 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { chassisOf, type KnownGpu } from "../../domain/KnownGpu.ts"
-import { StoredGpu, StoredHealth } from "../../domain/StoredGpu.ts"
+import { chassisOf, type KnownGpu } from "./KnownGpu.ts"
+import type { RecordValues } from "./KnownGpuOfRecord.ts"
+import { StoredGpu, StoredHealth } from "./StoredGpu.ts"
 
 /** Where a GPU is now, as the KV bucket keeps it under its uuid and under its serial. */
 export const GpuLocation = Schema.Struct({
@@ -96,20 +97,28 @@ export const locatedGpu = (known: KnownGpu, cluster: string, previous: LocatedGp
   }
 }
 
-/** The known GPU an entry stands for, as the inventory loads it. */
-export const knownGpuOf = (located: LocatedGpu): KnownGpu => ({
-  uuid: located.uuid,
-  node: located.node,
-  ...(located.nodeUid === undefined ? {} : { nodeUid: located.nodeUid }),
-  ...(located.providerId === undefined ? {} : { providerId: located.providerId }),
-  machine: located.machine,
-  pod: located.pod,
-  gpu: located.gpu,
-  ...(located.driverVersion === undefined ? {} : { driverVersion: located.driverVersion }),
-  ...(located.cudaVersion === undefined ? {} : { cudaVersion: located.cudaVersion }),
-  serialShared: located.serialShared,
-  ...(located.health === undefined ? {} : { health: located.health }),
-  firstSeen: new Date(located.firstSeen),
-  lastSeen: new Date(located.lastSeen),
-  lastReported: new Date(located.lastReported),
-})
+/**
+ * The known GPU an entry stands for, as the inventory loads it; `values` keeps the texts, times and pods
+ * many entries repeat once (a hub reading every cluster's entries).
+ */
+export const knownGpuOf = (located: LocatedGpu, values?: RecordValues): KnownGpu => {
+  const text = (value: string) => (values === undefined ? value : values.text(value))
+  const time = (value: string) => (values === undefined ? new Date(value) : values.time(value))
+  const { namespace, name } = located.pod
+  return {
+    uuid: located.uuid,
+    node: text(located.node),
+    ...(located.nodeUid === undefined ? {} : { nodeUid: located.nodeUid }),
+    ...(located.providerId === undefined ? {} : { providerId: text(located.providerId) }),
+    machine: text(located.machine),
+    pod: values === undefined ? located.pod : values.pod(namespace === "" ? name : `${namespace}/${name}`),
+    gpu: located.gpu,
+    ...(located.driverVersion === undefined ? {} : { driverVersion: text(located.driverVersion) }),
+    ...(located.cudaVersion === undefined ? {} : { cudaVersion: text(located.cudaVersion) }),
+    serialShared: located.serialShared,
+    ...(located.health === undefined ? {} : { health: located.health }),
+    firstSeen: time(located.firstSeen),
+    lastSeen: time(located.lastSeen),
+    lastReported: time(located.lastReported),
+  }
+}
