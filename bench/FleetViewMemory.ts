@@ -1,9 +1,14 @@
 import { writeHeapSnapshot } from "node:v8"
-import type { Gpu } from "../src/domain/Gpu.ts"
 import type { GpuRecord } from "../src/domain/GpuRecord.ts"
-import { gpuRecord } from "../src/domain/GpuRecordBuilder.ts"
 import type { InventoryEventKind } from "../src/domain/InventoryEventKind.ts"
 import { FleetView } from "../src/fleet/FleetView.ts"
+import {
+  hubClusters as clusters,
+  gpuOf,
+  hubGpusPerCluster as gpusPerCluster,
+  gpusPerNode,
+  hubRecord,
+} from "./HubFleetRecords.ts"
 import { liveHeap } from "./LiveHeap.ts"
 
 /**
@@ -14,43 +19,12 @@ import { liveHeap } from "./LiveHeap.ts"
  *
  *   node bench/FleetViewMemory.ts [--snapshot /tmp/fleet-view.heapsnapshot]
  */
-const clusters = 100
-const gpusPerCluster = 1_000
-const gpusPerNode = 8
 const batch = 500
-const startMinute = Math.floor(Date.now() / 60_000) - 10
-
-const clusterName = (cluster: number): string => `c${String(cluster).padStart(3, "0")}`
-
-const gpuOf = (cluster: number, at: number): Gpu => {
-  const index = at % gpusPerNode
-  return {
-    index,
-    uuid: `GPU-${String(cluster).padStart(4, "0")}${String(at).padStart(4, "0")}-0000-4000-8000-${String(index).padStart(12, "0")}`,
-    serial: `1652${String(cluster).padStart(4, "0")}${String(at).padStart(5, "0")}`,
-    product: "NVIDIA H100 80GB HBM3",
-    pciBusId: `00000000:${(0x18 + index * 0x10).toString(16).toUpperCase()}:00.0`,
-    moduleId: index + 1,
-    migMode: "Disabled",
-  }
-}
 
 /** One record as the hub's receiver hands it on: parsed from the JSON a cluster wrote. */
 const decodedRecord = (cluster: number, at: number, minute: number, event: InventoryEventKind): GpuRecord => {
   const node = Math.floor(at / gpusPerNode)
-  const record = gpuRecord({
-    gpu: gpuOf(cluster, at),
-    reading: { driverVersion: "570.86.15", cudaVersion: "12.8" },
-    context: {
-      cluster: clusterName(cluster),
-      node: `ip-10-${cluster}-${node >> 8}-${node & 0xff}.ec2.internal`,
-      providerId: `aws:///us-east-1a/i-0${String(cluster).padStart(4, "0")}${String(node).padStart(12, "0")}`,
-      source: `gpu-operator/nvidia-device-plugin-daemonset-${node}`,
-      time: new Date((startMinute + minute) * 60_000),
-    },
-    event,
-    serialShared: false,
-  })
+  const record = hubRecord(gpuOf(cluster, at), cluster, node, minute, event)
   return JSON.parse(JSON.stringify(record)) as GpuRecord
 }
 

@@ -5,15 +5,21 @@ import { join } from "node:path"
 import { jetstreamManager } from "@nats-io/jetstream"
 import { connect, headers } from "@nats-io/transport-node"
 import { heartbeatSchema } from "../src/domain/ClusterHeartbeat.ts"
-import type { Gpu } from "../src/domain/Gpu.ts"
 import type { GpuRecord } from "../src/domain/GpuRecord.ts"
-import { gpuRecord } from "../src/domain/GpuRecordBuilder.ts"
-import type { InventoryEventKind } from "../src/domain/InventoryEventKind.ts"
 import { natsMessage } from "../src/exporter/nats/NatsMessage.ts"
 import { heartbeatSubject } from "../src/exporter/nats/NatsSubject.ts"
 import { freePort } from "../src/health/FreePort.ts"
 import { startNatsServer } from "../test/exporter/nats/NatsServer.ts"
 import { measuredCore, pinToCore, simulatorCore } from "./CorePinning.ts"
+import {
+  clusterName,
+  gpuOf,
+  gpusPerNode,
+  hubClusters,
+  hubGpusPerCluster,
+  hubRecord,
+  startMinute,
+} from "./HubFleetRecords.ts"
 import {
   heapFigures,
   peakRssMegabytes,
@@ -22,10 +28,6 @@ import {
   stopServiceProcess,
 } from "./ServiceProcess.ts"
 
-/** The fleet of the hub bench: 100 clusters of 1,000 GPUs (125 nodes × 8). */
-export const hubClusters = 100
-export const hubGpusPerCluster = 1_000
-const gpusPerNode = 8
 /** Per cluster: GPUs moved to another node of the cluster, removed for good, and swapped to the next cluster. */
 const movedPerCluster = 10
 const removedPerCluster = 10
@@ -46,39 +48,6 @@ const goalRssMegabytes = 300
 const catchUpTimeoutMs = 10 * 60_000
 const pollIntervalMs = 200
 
-/** The records' first minute: recent, so a removal's window (`CROSS_CLUSTER_WINDOW`, 30 days) is still open. */
-const startMinute = Math.floor(Date.now() / 60_000) - 10
-
-const clusterName = (cluster: number): string => `c${String(cluster).padStart(3, "0")}`
-
-const gpuOf = (cluster: number, at: number): Gpu => {
-  const index = at % gpusPerNode
-  return {
-    index,
-    uuid: `GPU-${String(cluster).padStart(4, "0")}${String(at).padStart(4, "0")}-0000-4000-8000-${String(index).padStart(12, "0")}`,
-    serial: `1652${String(cluster).padStart(4, "0")}${String(at).padStart(5, "0")}`,
-    product: "NVIDIA H100 80GB HBM3",
-    pciBusId: `00000000:${(0x18 + index * 0x10).toString(16).toUpperCase()}:00.0`,
-    moduleId: index + 1,
-    migMode: "Disabled",
-  }
-}
-
-const record = (gpu: Gpu, cluster: number, node: number, minute: number, event: InventoryEventKind): GpuRecord =>
-  gpuRecord({
-    gpu,
-    reading: { driverVersion: "570.86.15", cudaVersion: "12.8" },
-    context: {
-      cluster: clusterName(cluster),
-      node: `ip-10-${cluster}-${node >> 8}-${node & 0xff}.ec2.internal`,
-      providerId: `aws:///us-east-1a/i-0${String(cluster).padStart(4, "0")}${String(node).padStart(12, "0")}`,
-      source: `gpu-operator/nvidia-device-plugin-daemonset-${node}`,
-      time: new Date((startMinute + minute) * 60_000),
-    },
-    event,
-    serialShared: false,
-  })
-
 /** One message as a cluster's exporter writes it: subject, headers (`Nats-Msg-Id` …) and payload. */
 type HubMessage =
   | { readonly _tag: "Record"; readonly record: GpuRecord }
@@ -94,22 +63,22 @@ const clusterMessages = (cluster: number): Array<HubMessage> => {
   const messages: Array<HubMessage> = []
   const heartbeat = (minute: number) => messages.push({ _tag: "Heartbeat", cluster: clusterName(cluster), minute })
   for (let at = 0; at < hubGpusPerCluster; at++)
-    messages.push({ _tag: "Record", record: record(gpuOf(cluster, at), cluster, nodeOf(at), 0, "added") })
+    messages.push({ _tag: "Record", record: hubRecord(gpuOf(cluster, at), cluster, nodeOf(at), 0, "added") })
   heartbeat(0)
   for (let at = 0; at < hubGpusPerCluster; at++)
-    messages.push({ _tag: "Record", record: record(gpuOf(cluster, at), cluster, nodeOf(at), 1, "observed") })
+    messages.push({ _tag: "Record", record: hubRecord(gpuOf(cluster, at), cluster, nodeOf(at), 1, "observed") })
   heartbeat(1)
   const lastNode = nodeOf(hubGpusPerCluster - 1) + 1
   for (let at = 0; at < movedPerCluster; at++)
-    messages.push({ _tag: "Record", record: record(gpuOf(cluster, at), cluster, lastNode, 2, "moved") })
+    messages.push({ _tag: "Record", record: hubRecord(gpuOf(cluster, at), cluster, lastNode, 2, "moved") })
   for (let at = movedPerCluster; at < movedPerCluster + removedPerCluster; at++)
-    messages.push({ _tag: "Record", record: record(gpuOf(cluster, at), cluster, nodeOf(at), 2, "removed") })
+    messages.push({ _tag: "Record", record: hubRecord(gpuOf(cluster, at), cluster, nodeOf(at), 2, "removed") })
   const swapFrom = hubGpusPerCluster - swappedPerCluster
   for (let at = swapFrom; at < hubGpusPerCluster; at++)
-    messages.push({ _tag: "Record", record: record(gpuOf(cluster, at), cluster, nodeOf(at), 3, "removed") })
+    messages.push({ _tag: "Record", record: hubRecord(gpuOf(cluster, at), cluster, nodeOf(at), 3, "removed") })
   const previous = (cluster + hubClusters - 1) % hubClusters
   for (let at = swapFrom; at < hubGpusPerCluster; at++)
-    messages.push({ _tag: "Record", record: record(gpuOf(previous, at), cluster, lastNode, 4, "added") })
+    messages.push({ _tag: "Record", record: hubRecord(gpuOf(previous, at), cluster, lastNode, 4, "added") })
   heartbeat(4)
   return messages
 }
