@@ -1,9 +1,6 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { connect, type NatsConnection } from "@nats-io/transport-node"
-import { Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parseServiceFlags } from "../../src/cli/ServiceFlags.ts"
-import { resolveConfig } from "../../src/config/ResolveConfig.ts"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import { type GpuRecord, recordSchema } from "../../src/domain/GpuRecord.ts"
 import type { InventoryEventKind } from "../../src/domain/InventoryEventKind.ts"
@@ -12,9 +9,8 @@ import * as NatsExporter from "../../src/exporter/nats/NatsExporter.ts"
 import { streamConfig } from "../../src/exporter/nats/NatsStream.ts"
 import { eventSubject } from "../../src/exporter/nats/NatsSubject.ts"
 import { recordJson } from "../../src/exporter/RecordJson.ts"
-import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
 import { type NatsTopology, startNatsTopology } from "../support/NatsTopology.ts"
-import { startHub } from "../support/RunningHub.ts"
+import { hubServiceConfig, startHub } from "../support/RunningHub.ts"
 
 // A hub's fleet API over real nats-servers: a leaf per cluster, the hub's service with receiver nats and
 // processor fleet, the clusters' records published as their nats exporters publish them.
@@ -73,28 +69,7 @@ const publish = async (...records: ReadonlyArray<GpuRecord>) => {
   }
 }
 
-const hubConfig = (): ServiceConfig => {
-  const resolved = resolveConfig({
-    flags: parseServiceFlags([]),
-    env: {},
-    file: {
-      path: "hub.yaml",
-      text: [
-        "cluster: { name: fleet }",
-        "receivers:",
-        `  nats: { url: "${topology.hub.url}", clusters: [east, west], batchSize: 50 }`,
-        "processors:",
-        "  fleet: { staleAfter: 10m }",
-        "exporters: { stdout: }",
-        "service: { pipelines: { gpus: { receivers: [nats], processors: [fleet], exporters: [stdout] } } }",
-        "",
-      ].join("\n"),
-    },
-    catalog: builtinComponents,
-  })
-  if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
-  return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
-}
+const hubConfig = (): ServiceConfig => hubServiceConfig({ url: topology.hub.url, clusters: ["east", "west"] })
 
 type RunningHub = ReturnType<typeof startHub>
 

@@ -1,7 +1,10 @@
-import { Effect, Exit, Fiber } from "effect"
+import { Effect, Exit, Fiber, Result } from "effect"
+import { parseServiceFlags } from "../../src/cli/ServiceFlags.ts"
+import { resolveConfig } from "../../src/config/ResolveConfig.ts"
 import type { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import type { InventoryEvent } from "../../src/domain/InventoryEvent.ts"
 import * as JsonLogger from "../../src/log/JsonLogger.ts"
+import { builtinComponents } from "../../src/service/BuiltinComponents.ts"
 import type { ConfiguredExporter } from "../../src/service/ComponentRegistry.ts"
 import { runGpuSerialsService } from "../../src/service/GpuSerialsService.ts"
 import { capturingExporter } from "../service/ServiceHarness.ts"
@@ -48,4 +51,46 @@ export const startHub = (
       await Effect.runPromise(Fiber.interrupt(fiber))
     },
   }
+}
+
+/** What differs between the hub configs of the tests. */
+export interface HubConfigOptions {
+  /** The hub's NATS. */
+  readonly url: string
+  readonly clusters: ReadonlyArray<string>
+  readonly batchSize?: number
+  /** `processors.fleet.staleAfter`; 10m unless given. */
+  readonly staleAfter?: string
+  /** `service.shutdownTimeout`, when given. */
+  readonly shutdownTimeout?: string
+}
+
+/**
+ * A hub's config as a user writes it (receiver `nats`, processor `fleet`, exporter `stdout`, cluster name
+ * `fleet`), resolved as the service resolves its file, its health server on a free port.
+ */
+export const hubServiceConfig = (options: HubConfigOptions): ServiceConfig => {
+  const pipelines = "{ gpus: { receivers: [nats], processors: [fleet], exporters: [stdout] } }"
+  const resolved = resolveConfig({
+    flags: parseServiceFlags([]),
+    env: {},
+    file: {
+      path: "hub.yaml",
+      text: [
+        "cluster: { name: fleet }",
+        "receivers:",
+        `  nats: { url: "${options.url}", clusters: [${options.clusters.join(", ")}], batchSize: ${options.batchSize ?? 50} }`,
+        "processors:",
+        `  fleet: { staleAfter: ${options.staleAfter ?? "10m"} }`,
+        "exporters: { stdout: }",
+        options.shutdownTimeout === undefined
+          ? `service: { pipelines: ${pipelines} }`
+          : `service: { shutdownTimeout: ${options.shutdownTimeout}, pipelines: ${pipelines} }`,
+        "",
+      ].join("\n"),
+    },
+    catalog: builtinComponents,
+  })
+  if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
+  return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
 }

@@ -1,9 +1,7 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { connect, type NatsConnection } from "@nats-io/transport-node"
-import { Effect, Result } from "effect"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parseServiceFlags } from "../../../src/cli/ServiceFlags.ts"
-import { resolveConfig } from "../../../src/config/ResolveConfig.ts"
 import type { ServiceConfig } from "../../../src/config/ServiceConfig.ts"
 import { type GpuRecord, recordSchema } from "../../../src/domain/GpuRecord.ts"
 import type { InventoryEvent } from "../../../src/domain/InventoryEvent.ts"
@@ -14,11 +12,10 @@ import * as NatsExporter from "../../../src/exporter/nats/NatsExporter.ts"
 import { streamConfig } from "../../../src/exporter/nats/NatsStream.ts"
 import { eventSubject } from "../../../src/exporter/nats/NatsSubject.ts"
 import { recordJson } from "../../../src/exporter/RecordJson.ts"
-import { builtinComponents } from "../../../src/service/BuiltinComponents.ts"
 import type { ConfiguredExporter } from "../../../src/service/ComponentRegistry.ts"
 import { capturingExporter } from "../../service/ServiceHarness.ts"
 import { type NatsTopology, startNatsTopology } from "../../support/NatsTopology.ts"
-import { type RunningHub, startHub } from "../../support/RunningHub.ts"
+import { hubServiceConfig, type RunningHub, startHub } from "../../support/RunningHub.ts"
 
 const prefix = "gpu.serials"
 const clusterStream = "GPU_SERIALS"
@@ -68,30 +65,8 @@ const added = (index: number): GpuRecord => {
   }
 }
 
-const hubConfig = (): ServiceConfig => {
-  const resolved = resolveConfig({
-    flags: parseServiceFlags([]),
-    env: {},
-    file: {
-      path: "hub.yaml",
-      text: [
-        "cluster: { name: fleet }",
-        "receivers:",
-        `  nats: { url: "${topology.hub.url}", clusters: [east], batchSize: ${hubBatchSize} }`,
-        "processors:",
-        "  fleet: { staleAfter: 10m }",
-        "exporters: { stdout: }",
-        "service:",
-        "  shutdownTimeout: 3s",
-        "  pipelines: { gpus: { receivers: [nats], processors: [fleet], exporters: [stdout] } }",
-        "",
-      ].join("\n"),
-    },
-    catalog: builtinComponents,
-  })
-  if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
-  return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
-}
+const hubConfig = (): ServiceConfig =>
+  hubServiceConfig({ url: topology.hub.url, clusters: ["east"], batchSize: hubBatchSize, shutdownTimeout: "3s" })
 
 /**
  * An exporter with a buffer smaller than one hub batch, whose sink writes nothing until `open` resolves

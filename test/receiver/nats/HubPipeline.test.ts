@@ -1,10 +1,8 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
 import { connect, type NatsConnection } from "@nats-io/transport-node"
-import { Effect, Result } from "effect"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parseServiceFlags } from "../../../src/cli/ServiceFlags.ts"
-import { resolveConfig } from "../../../src/config/ResolveConfig.ts"
 import type { ServiceConfig } from "../../../src/config/ServiceConfig.ts"
 import { heartbeatSchema } from "../../../src/domain/ClusterHeartbeat.ts"
 import { type GpuRecord, recordSchema } from "../../../src/domain/GpuRecord.ts"
@@ -18,9 +16,8 @@ import { storeFactory as natsKvStore } from "../../../src/exporter/nats/NatsKvIn
 import { streamConfig } from "../../../src/exporter/nats/NatsStream.ts"
 import { eventSubject } from "../../../src/exporter/nats/NatsSubject.ts"
 import { recordJson } from "../../../src/exporter/RecordJson.ts"
-import { builtinComponents } from "../../../src/service/BuiltinComponents.ts"
 import { type NatsTopology, startNatsTopology } from "../../support/NatsTopology.ts"
-import { type RunningHub, startHub } from "../../support/RunningHub.ts"
+import { hubServiceConfig, type RunningHub, startHub } from "../../support/RunningHub.ts"
 
 const clusters = ["east", "west"] as const
 const prefix = "gpu.serials"
@@ -98,28 +95,8 @@ const heartbeat = async (cluster: string) => {
   })
 }
 
-const hubConfig = (): ServiceConfig => {
-  const resolved = resolveConfig({
-    flags: parseServiceFlags([]),
-    env: {},
-    file: {
-      path: "hub.yaml",
-      text: [
-        "cluster: { name: fleet }",
-        "receivers:",
-        `  nats: { url: "${topology.hub.url}", clusters: [east, west], batchSize: 50 }`,
-        "processors:",
-        "  fleet: { staleAfter: 10s }",
-        "exporters: { stdout: }",
-        "service: { pipelines: { gpus: { receivers: [nats], processors: [fleet], exporters: [stdout] } } }",
-        "",
-      ].join("\n"),
-    },
-    catalog: builtinComponents,
-  })
-  if (Result.isFailure(resolved)) throw new Error(resolved.failure.format())
-  return { ...resolved.success, telemetry: { ...resolved.success.telemetry, serverPort: 0 } }
-}
+const hubConfig = (): ServiceConfig =>
+  hubServiceConfig({ url: topology.hub.url, clusters: ["east", "west"], staleAfter: "10s" })
 
 /** Polls `condition` every 100 ms until it holds; fails with `what` once the hub ended or after `attempts` polls. */
 /**
