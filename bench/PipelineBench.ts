@@ -3,6 +3,7 @@ import { freePort } from "../src/health/FreePort.ts"
 import { type SimulatorCounters, startControlledSimulator } from "./ControlledSimulator.ts"
 import { measuredCore, pinToCore, simulatorCore } from "./CorePinning.ts"
 import { floorExecPaths, measureExecFloor } from "./ExecFloor.ts"
+import { type MemorySample, memoryBreakdown, startMemorySampler } from "./MemorySampler.ts"
 import { median, minMedian, summarise } from "./Sampling.ts"
 import {
   cpuMillis,
@@ -40,6 +41,8 @@ const boundGoal = 0.9
 /** Healthy models only, in the default proportions: every node gives records. */
 const benchModelMix = { "h100-hgx": 30, "gb200-nvl72": 10, "a100-mig": 15, t4: 20, l40s: 15, rtx4090: 5 }
 const latencyProbes = 60
+/** How often the service's memory is sampled from its spawn to the end of the initial sync. */
+const memorySampleIntervalMs = 250
 const probesPerSecond = 5
 /** Deadline of the initial sync: 10 minutes, or 50 ms per node for larger fleets on a loaded machine. */
 const syncTimeoutMs = (nodes: number): number => Math.max(600_000, nodes * 50)
@@ -101,6 +104,10 @@ interface PipelineFigures {
   readonly loadAverage: number
   readonly peakRssMegabytes: number
   readonly liveHeapMegabytes: number
+  /** The service's memory sampled (no GC forced) at the first reading, at the highest RSS and at the sync's end. */
+  readonly memoryAtFirstReading: MemorySample | undefined
+  readonly memoryAtPeak: MemorySample | undefined
+  readonly memoryAtEnd: MemorySample | undefined
   readonly readyMs: number
   readonly latencyP50Ms: number
   readonly latencyP99Ms: number
@@ -166,6 +173,7 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
     )
     const pid = service.child.pid ?? 0
     let pinned = simulator.pinned && pinToCore(pid, measuredCore)
+    const memory = startMemorySampler(service, memorySampleIntervalMs)
     let figures: Omit<
       PipelineFigures,
       "floorCpuPerExecMs" | "floorExecsPerSecond" | "floorFailures" | "floorHandshakes" | "loadAverage" | "transport"
@@ -178,6 +186,7 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
       // Again, for threads the service started after the first pinning.
       pinned = pinned && pinToCore(pid, measuredCore)
       const cpuAtFirst = cpuMillis(pid)
+      const firstReadingAtMs = performance.now() - service.startedAt
       const startedAt = Math.min(...firstRecord.values())
       await waitUntil(service, () => firstRecord.size >= synced, syncTimeoutMs(scenario.nodes), "the initial sync")
       const cpuSpent = cpuMillis(pid) - cpuAtFirst
@@ -189,6 +198,11 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
       const execs = countersAtLast.execs - countersAtStart.execs
       const otherRequests = countersAtLast.requests - countersAtStart.requests - execs
       const handshakes = handshakesBetween(countersAtStart, countersAtLast)
+      const samples = await memory.stop()
+      const memoryAtPeak = samples.reduce<MemorySample | undefined>(
+        (peak, sample) => (peak === undefined || sample.rssMegabytes > peak.rssMegabytes ? sample : peak),
+        undefined,
+      )
       const liveHeap = await liveHeapMegabytes(service)
       const readyMs = await ready
 
@@ -205,6 +219,9 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
         cpuPerReadingMs: cpuSpent / (synced - 1),
         peakRssMegabytes: peakRssMegabytes(pid),
         liveHeapMegabytes: liveHeap,
+        memoryAtFirstReading: samples.find((sample) => sample.atMs >= firstReadingAtMs),
+        memoryAtPeak,
+        memoryAtEnd: samples.at(-1),
         readyMs,
         latencyP50Ms: latency.medianMs,
         latencyP99Ms: latency.p99Ms,
@@ -215,6 +232,7 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
         handshakes,
       }
     } finally {
+      await memory.stop()
       await stopServiceProcess(service)
     }
     const synced = new Set(cluster.pods.map((pod) => pod.node).filter((node) => !probes.includes(node)))
@@ -238,6 +256,18 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
   } finally {
     await simulator.close()
   }
+}
+
+/** The service's memory of one run, sampled every 250 ms without forcing a collection: where its RSS went. */
+const memoryLines = (figure: PipelineFigures, run: string): ReadonlyArray<string> => {
+  const line = (when: string, sample: MemorySample | undefined): ReadonlyArray<string> =>
+    sample === undefined ? [] : [`    ${when}: ${memoryBreakdown(sample)}`]
+  return [
+    `  service memory (${run}sampled every ${memorySampleIntervalMs} ms, no GC forced; peak RSS ${figure.peakRssMegabytes.toFixed(0)} MB):`,
+    ...line("at the first reading", figure.memoryAtFirstReading),
+    ...line("at the highest sample", figure.memoryAtPeak),
+    ...line("at the end of the sync", figure.memoryAtEnd),
+  ]
 }
 
 /** A scenario run `runs` times, each figure as min / median of the runs, with its goal and ratio. */
@@ -292,6 +322,7 @@ export const pipelineBench = async (scenario: PipelineScenario, runs = 1): Promi
       `service CPU per reading / floor CPU per exec: ${minMedian(toFloor, 1)}×`,
     `  service peak RSS: ${minMedian(all("peakRssMegabytes"), 0)} MB with ${scenario.nodes} device-plugin pods cached (goal ≤ ${rssGoal} MB: ${ratio(median(all("peakRssMegabytes")), rssGoal)})`,
     `  service live heap after a full GC at the end of the sync: ${minMedian(all("liveHeapMegabytes"), 0)} MB`,
+    ...figures.flatMap((figure, run) => memoryLines(figure, runs > 1 ? `run ${run + 1}, ` : "")),
     `  pod Ready (simulator's clock) → the reading (its record's time): p50 ${seconds(all("readingLatencyP50Ms"))} s, ` +
       `p99 ${seconds(all("readingLatencyP99Ms"))} s; → its first record on stdout: p50 ${seconds(all("latencyP50Ms"))} s, ` +
       `p99 ${seconds(all("latencyP99Ms"))} s (budget: exec ${(scenario.execLatencyMs / 1000).toFixed(2)} s + ≤ 1 s; ${figures[0]?.probes ?? 0} pods)`,

@@ -35,6 +35,32 @@ export const serviceNodeFlags = (): ReadonlyArray<string> => {
   return given === undefined ? deployedNodeFlags() : given.split(/\s+/).filter((flag) => flag !== "")
 }
 
+/**
+ * The memory allocator's settings the image runs the service with: the Dockerfile's `ENV MALLOC_*=...`
+ * lines (glibc's tunables by environment), so the bench measures what is deployed.
+ */
+export const deployedAllocatorEnvironment = (): Readonly<Record<string, string>> =>
+  Object.fromEntries(
+    [...readFileSync(join(repositoryRoot, "Dockerfile"), "utf8").matchAll(/^ENV\s+(MALLOC_\w+)=(\S+)\s*$/gm)].map(
+      (match) => [match[1] ?? "", match[2] ?? ""],
+    ),
+  )
+
+/**
+ * The allocator's settings for the service: `SERVICE_ENV` (space-separated `NAME=value`, empty for
+ * glibc's defaults) when set, else the deployed ones.
+ */
+export const serviceAllocatorEnvironment = (): Readonly<Record<string, string>> => {
+  const given = process.env.SERVICE_ENV
+  if (given === undefined) return deployedAllocatorEnvironment()
+  return Object.fromEntries(
+    given
+      .split(/\s+/)
+      .filter((entry) => entry !== "")
+      .map((entry) => [entry.slice(0, Math.max(0, entry.indexOf("="))), entry.slice(entry.indexOf("=") + 1)]),
+  )
+}
+
 /** CPU time (user + system) a process has used so far, in milliseconds, from /proc. */
 export const cpuMillis = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
@@ -73,7 +99,7 @@ export const startServiceProcess = (
   const flags = serviceNodeFlags()
   const child = spawn(process.execPath, [...flags, "--inspect=127.0.0.1:0", cliEntry(), "run", ...args], {
     cwd: repositoryRoot,
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn" },
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...serviceAllocatorEnvironment() },
     stdio: ["ignore", "pipe", "pipe"],
   })
   let pending = ""
@@ -114,9 +140,12 @@ const codeExpression =
   "(({ code_and_metadata_size, bytecode_and_metadata_size }) => code_and_metadata_size + bytecode_and_metadata_size)(process.getBuiltinModule('node:v8').getHeapCodeStatistics())"
 
 /** Calls `method` on the service's inspector, one WebSocket for all the calls `session` makes. */
-type InspectorCall = (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>
+export type InspectorCall = (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>
 
-const withInspector = async <A>(service: ServiceProcess, session: (call: InspectorCall) => Promise<A>): Promise<A> => {
+export const withInspector = async <A>(
+  service: ServiceProcess,
+  session: (call: InspectorCall) => Promise<A>,
+): Promise<A> => {
   const socket = new WebSocket(await service.inspector)
   try {
     await new Promise<void>((resolve, reject) => {
@@ -161,6 +190,57 @@ export const heapFigures = (service: ServiceProcess): Promise<HeapFigures> =>
     const codeBytes = Number((code.result as { value?: unknown } | undefined)?.value ?? 0)
     return { liveMegabytes: Number(usage.usedSize) / 1024 / 1024, codeMegabytes: codeBytes / 1024 / 1024 }
   })
+
+/** What V8 and Node hold beside the live heap, as `process.memoryUsage()` tells it, in megabytes. */
+export interface CommittedFigures {
+  /** The pages V8's heap has taken from the system, live objects or not (`heapTotal`). */
+  readonly heapCommittedMegabytes: number
+  /** Memory of JavaScript objects held outside V8's heap: buffers, typed arrays, native objects (`external`). */
+  readonly externalMegabytes: number
+  /** Of `external`, the ArrayBuffers and Buffers (`arrayBuffers`). */
+  readonly arrayBuffersMegabytes: number
+  /** Handles that keep the event loop alive (sockets, servers, timers), as `process.getActiveResourcesInfo()` counts them. */
+  readonly activeResources: number
+}
+
+const committedExpression =
+  "(({ heapTotal, external, arrayBuffers }) => [heapTotal, external, arrayBuffers, process.getActiveResourcesInfo().length])(process.memoryUsage())"
+
+/** The service's committed heap, external memory and active resources, through the inspector (no collection). */
+export const committedFigures = (service: ServiceProcess): Promise<CommittedFigures> =>
+  withInspector(service, async (call) => {
+    const answer = await call("Runtime.evaluate", { expression: committedExpression, returnByValue: true })
+    const values = ((answer.result as { value?: unknown } | undefined)?.value ?? []) as ReadonlyArray<number>
+    const megabytes = (at: number) => Number(values[at] ?? Number.NaN) / 1024 / 1024
+    return {
+      heapCommittedMegabytes: megabytes(0),
+      externalMegabytes: megabytes(1),
+      arrayBuffersMegabytes: megabytes(2),
+      activeResources: Number(values[3] ?? Number.NaN),
+    }
+  })
+
+/** A process's resident memory by kind, from `/proc/<pid>/smaps_rollup`, in megabytes. */
+export interface ResidentFigures {
+  readonly rssMegabytes: number
+  /** Resident pages with no file behind them: V8's heap, the allocator's arenas, thread stacks. */
+  readonly anonymousMegabytes: number
+  /** Resident pages of mapped files (the node binary, shared libraries): `Rss` less `Anonymous`. */
+  readonly fileBackedMegabytes: number
+}
+
+export const residentFigures = (pid: number): ResidentFigures => {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8")
+  const kilobytes = (field: string): number =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? Number.NaN)
+  const rss = kilobytes("Rss")
+  const anonymous = kilobytes("Anonymous")
+  return {
+    rssMegabytes: rss / 1024,
+    anonymousMegabytes: anonymous / 1024,
+    fileBackedMegabytes: (rss - anonymous) / 1024,
+  }
+}
 
 /**
  * Writes a heap snapshot of the service to `path` (absolute; V8 collects garbage first), for Chrome's
