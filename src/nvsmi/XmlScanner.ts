@@ -70,15 +70,11 @@ const elementNames: Array<string | undefined> = new Array(nameSlots).fill(undefi
  */
 const followers = new Int32Array(nameSlots * 2).fill(-1)
 
-/** Whether `name` is written in `text` at `from`: a loop the compiler inlines, cheaper than `startsWith` for a name. */
-const isWrittenAt = (text: string, from: number, name: string): boolean => {
-  const length = name.length
-  if (from + length > text.length) return false
-  for (let at = 0; at < length; at++) {
-    if (text.charCodeAt(from + at) !== name.charCodeAt(at)) return false
-  }
-  return true
-}
+/**
+ * Whether `name` is written in `text` at `from`: the cut compared whole, which the engine does a word at a
+ * time, is faster than comparing code unit by code unit even though it makes a string of up to a name's length.
+ */
+const isWrittenAt = (text: string, from: number, name: string): boolean => text.slice(from, from + name.length) === name
 
 /** Whether the character at `at` ends a name the way a start tag's name ends in nvidia-smi's output. */
 const endsName = (text: string, at: number): boolean => {
