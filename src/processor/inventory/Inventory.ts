@@ -17,6 +17,7 @@ import type { InventorySnapshot } from "../../metrics/ServiceMetrics.ts"
 import type { InventoryConfig } from "./InventoryConfig.ts"
 import { provesAbsent } from "./ReadingCoverage.ts"
 import { ShardedIndex, type ShardedIndexEdit } from "./ShardedIndex.ts"
+import { SharedVerdicts } from "./SharedVerdicts.ts"
 
 /**
  * The known inventory and how observations change it (PRODUCT.md §4), as plain functions over plain
@@ -99,6 +100,11 @@ export type InventoryRules = Pick<InventoryConfig, "reportIntervalMs" | "removal
   readonly cluster: string
   /** The limits of the health verdict; the published ones unless given. */
   readonly health?: HealthThresholds
+  /**
+   * Where equal verdicts and details are kept once across readings (the processor holds one); without it,
+   * equal verdicts are shared within a reading only.
+   */
+  readonly verdicts?: SharedVerdicts
 }
 
 export const empty: Inventory = { nodes: ShardedIndex.empty(), locations: ShardedIndex.empty() }
@@ -144,29 +150,32 @@ const withoutSignals = (gpu: Gpu): Gpu => {
   return kept
 }
 
+/** How many verdicts and details one reading can hold apart: 8 GPUs of 4 or 5 kinds of detail each, and more. */
+const readingVerdictsBound = 256
+
 /**
  * The verdicts of one reading, where equal verdicts are one frozen object: the one the GPU had when
- * nothing changed, else one shared by the reading's GPUs in the same condition (most of a healthy node).
+ * nothing changed, else the one `shared` keeps (one shared by the reading's GPUs in the same condition
+ * at least, most of a healthy node).
  */
 const keptVerdicts = (
   gpus: ReadonlyArray<Gpu>,
   thresholds: HealthThresholds,
   previous: (uuid: string) => GpuHealth | undefined,
+  shared: SharedVerdicts | undefined,
 ): ReadonlyMap<string, GpuHealth> => {
   const verdicts = readingHealth(gpus, thresholds)
   if (verdicts.size === 0) return verdicts
   const kept = new Map<string, GpuHealth>()
-  const shared = new Map<string, GpuHealth>()
+  let table = shared
   for (const [uuid, verdict] of verdicts) {
     const before = previous(uuid)
     if (before !== undefined && sameHealth(before, verdict)) {
       kept.set(uuid, before)
       continue
     }
-    const key = JSON.stringify(verdict)
-    const same = shared.get(key) ?? Object.freeze(verdict)
-    shared.set(key, same)
-    kept.set(uuid, same)
+    table ??= new SharedVerdicts(readingVerdictsBound)
+    kept.set(uuid, table.verdict(verdict))
   }
   return kept
 }
@@ -235,6 +244,7 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
     reading.gpus,
     settings.health ?? defaultHealthThresholds,
     (uuid) => knownAs(uuid)?.health,
+    settings.verdicts,
   )
 
   for (const gpu of reading.gpus) {

@@ -37,6 +37,7 @@ import {
   transition,
 } from "./Inventory.ts"
 import { type InventoryConfig, inventorySettings, storeSetting } from "./InventoryConfig.ts"
+import { SharedVerdicts } from "./SharedVerdicts.ts"
 
 export interface InventoryProcessorOptions {
   /** The component id, for errors and logs; `inventory` unless given. */
@@ -52,6 +53,12 @@ export interface InventoryProcessorOptions {
   /** Deadline of one store call; 10 seconds unless given. */
   readonly storeTimeout?: Duration.Input
 }
+
+/**
+ * How many verdicts and details the inventory keeps once across readings: the few a fleet's GPUs mostly
+ * share (healthy, one per product and driver) stay kept; the rare ones go when the table starts anew.
+ */
+const sharedVerdictsBound = 512
 
 /** Attempts to load the store at start before the processor gives up starting. */
 const loadAttempts = 3
@@ -100,7 +107,11 @@ export class InventoryProcessor extends Context.Service<
     options: InventoryProcessorOptions,
   ): Effect.fn.Return<InventoryProcessor["Service"], ComponentStartError, Scope.Scope | ServiceMetrics> {
     const id = options.id ?? "inventory"
-    const { settings, store } = options
+    const { store } = options
+    const settings: InventoryRules = {
+      ...options.settings,
+      verdicts: options.settings.verdicts ?? new SharedVerdicts(sharedVerdictsBound),
+    }
     const metrics = yield* ServiceMetrics
     const storeTimeout = options.storeTimeout ?? Duration.seconds(10)
     const feed = options.feed

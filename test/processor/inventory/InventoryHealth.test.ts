@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest"
 import type { Gpu } from "../../../src/domain/Gpu.ts"
 import type { GpuHealthSignals } from "../../../src/domain/GpuHealth.ts"
 import type { KnownGpu } from "../../../src/domain/KnownGpu.ts"
-import { fromKnown, locate, transition } from "../../../src/processor/inventory/Inventory.ts"
+import { fromKnown, type Inventory, locate, transition } from "../../../src/processor/inventory/Inventory.ts"
+import { SharedVerdicts } from "../../../src/processor/inventory/SharedVerdicts.ts"
 import { at, h100, hour, kinds, minute, nodeA, nodeB, ofKind, read, run, settings, tickAt } from "./Observations.ts"
 
 /** What a healthy H100 reports. */
@@ -191,3 +192,52 @@ describe("Inventory: health", () => {
 })
 
 const hostState = () => run([read(nodeA, at(0), hostWith("a"))]).state
+
+describe("Inventory: verdicts kept once across readings", () => {
+  const sharing = { ...settings, verdicts: new SharedVerdicts(512) }
+  const verdictOf = (state: Inventory, host: string, index: number) => locate(state, h100(host, index).uuid)?.health
+
+  it("gives a GPU that turns healthy again the verdict its healthy neighbours and other nodes hold", () => {
+    const { state } = run(
+      [
+        read(nodeA, at(0), hostWith("a")),
+        read(nodeB, at(10_000), hostWith("b")),
+        read(nodeA, at(minute), hostWith("a", 3, remapPending)),
+        read(nodeA, at(2 * minute), hostWith("a", 3, healthy)),
+      ],
+      { settings: sharing },
+    )
+    expect(verdictOf(state, "a", 3)?.state).toBe("ok")
+    expect(verdictOf(state, "a", 3)).toBe(verdictOf(state, "a", 0))
+    expect(verdictOf(state, "b", 0)).toBe(verdictOf(state, "a", 0))
+  })
+
+  it("shares the details a changed verdict has in common with the others", () => {
+    const eccOnly: GpuHealthSignals = { ...healthy, ecc: { ...healthy.ecc, volatileCorrectable: 7 } }
+    const { state } = run([read(nodeA, at(0), hostWith("a")), read(nodeA, at(minute), hostWith("a", 5, eccOnly))], {
+      settings: sharing,
+    })
+    const changed = verdictOf(state, "a", 5)
+    const neighbour = verdictOf(state, "a", 0)
+    expect(changed?.ecc?.volatileCorrectable).toBe(7)
+    expect(changed).not.toBe(neighbour)
+    expect(changed?.pcie).toBe(neighbour?.pcie)
+    expect(changed?.remappedRows).toBe(neighbour?.remappedRows)
+    expect(changed?.reasons).toBe(neighbour?.reasons)
+  })
+
+  it("holds as many verdict objects as distinct verdicts, however many readings changed them one GPU at a time", () => {
+    const steps = [read(nodeA, at(0), hostWith("a")), read(nodeB, at(1_000), hostWith("b"))]
+    // Every GPU of both nodes turns degraded and back, one reading each, in turn.
+    for (let index = 0; index < 8; index++) {
+      steps.push(read(nodeA, at((4 * index + 1) * minute), hostWith("a", index, remapPending)))
+      steps.push(read(nodeA, at((4 * index + 2) * minute), hostWith("a", index, healthy)))
+      steps.push(read(nodeB, at((4 * index + 3) * minute), hostWith("b", index, remapPending)))
+      steps.push(read(nodeB, at((4 * index + 4) * minute), hostWith("b", index, healthy)))
+    }
+    const { state } = run(steps, { settings: sharing })
+    const held = ["a", "b"].flatMap((host) => Array.from({ length: 8 }, (_, index) => verdictOf(state, host, index)))
+    expect(new Set(held).size).toBe(1)
+    expect(new Set(held.map((verdict) => verdict?.ecc)).size).toBe(1)
+  })
+})
