@@ -1,13 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { appendFileSync } from "node:fs"
 import { join, resolve as resolvePath } from "node:path"
 import type { GpuRecord } from "../src/domain/GpuRecord.ts"
 import { freePort } from "../src/health/FreePort.ts"
 import { measuredCore, pinToCore, simulatorCore } from "./CorePinning.ts"
 import { fleetHistoryAtBound } from "./FleetHistoryBound.ts"
 import {
+  committedFigures,
   heapFigures,
   repositoryRoot,
-  rssMegabytes,
+  residentFigures,
+  serviceAllocatorEnvironment,
   startServiceProcess,
   stopServiceProcess,
   timeToReady,
@@ -19,9 +22,11 @@ import {
  * can: does anything it keeps grow? The simulator runs as its own process (`npm run sim`), the service as
  * `gpu-serials run` with the image's V8 flags; each is pinned to a core of its own when there are two.
  * Every `sampleSeconds` the service's heap is measured after a full garbage collection, with compiled code
- * apart (compiled code and bytecode with their metadata grow while V8 compiles, whatever the data does), and
- * its RSS. The first `warmUpMinutes` are
- * left out of the figures: the fleet fills and the code is compiled then.
+ * apart (compiled code and bytecode with their metadata grow while V8 compiles, whatever the data does),
+ * and what holds the rest of its memory: its RSS split into anonymous and file-backed pages
+ * (`/proc/<pid>/smaps_rollup`), V8's committed heap, the anonymous memory beside it (the allocator's
+ * arenas, native buffers, stacks), and the external memory and ArrayBuffers V8 knows of. The first
+ * `warmUpMinutes` are left out of the figures: the fleet fills and the code is compiled then.
  */
 export interface SoakScenario {
   readonly minutes: number
@@ -32,11 +37,13 @@ export interface SoakScenario {
   readonly fleetPage: boolean
   /** A folder for two heap snapshots, a minute after the warm-up and at the end, to diff; none when absent. */
   readonly heapSnapshotFolder?: string
+  /** A file to append each sample to as a line of JSON while the soak runs, to plot; none when absent. */
+  readonly samplesFile?: string
 }
 
 export const soakScenario = (
   minutes: number,
-  options: { readonly fleetPage?: boolean; readonly heapSnapshotFolder?: string } = {},
+  options: { readonly fleetPage?: boolean; readonly heapSnapshotFolder?: string; readonly samplesFile?: string } = {},
 ): SoakScenario => ({
   minutes,
   nodes: 300,
@@ -44,6 +51,7 @@ export const soakScenario = (
   warmUpMinutes: Math.min(3, minutes / 5),
   fleetPage: options.fleetPage ?? true,
   ...(options.heapSnapshotFolder === undefined ? {} : { heapSnapshotFolder: options.heapSnapshotFolder }),
+  ...(options.samplesFile === undefined ? {} : { samplesFile: options.samplesFile }),
 })
 
 /** Churn and faults per minute or per request: every kind the simulator has, often enough to matter in 30 minutes. */
@@ -124,7 +132,18 @@ interface SoakSample {
   readonly dataMegabytes: number
   readonly codeMegabytes: number
   readonly rssMegabytes: number
+  readonly heapCommittedMegabytes: number
+  readonly externalMegabytes: number
+  readonly arrayBuffersMegabytes: number
+  readonly anonymousMegabytes: number
+  readonly fileBackedMegabytes: number
+  /** Anonymous resident memory beside V8's committed heap: the allocator's arenas, native buffers, stacks. */
+  readonly outsideHeapMegabytes: number
+  readonly activeResources: number
 }
+
+/** The figures a sample has in megabytes, each fitted to time. */
+type SampleFigure = Exclude<keyof SoakSample, "minutes" | "gpus" | "activeResources">
 
 /**
  * How a figure moves over the soak: a least-squares fit `figure = a + slope·minutes + perGpu·gpus`, so
@@ -233,6 +252,12 @@ const gpusKnown = async (port: number): Promise<number> => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The service's allocator settings in words. */
+const allocatorSettings = (): string => {
+  const settings = Object.entries(serviceAllocatorEnvironment())
+  return settings.length === 0 ? "glibc's defaults" : settings.map(([name, value]) => `${name}=${value}`).join(" ")
+}
+
 export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<string>> => {
   const simulator = await startSimulator(scenario.nodes)
   const port = await freePort()
@@ -273,13 +298,24 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
         throw new Error(`the service exited (${service.child.exitCode}) during the soak`)
       const gpus = await gpusKnown(port)
       const heap = await heapFigures(service)
-      samples.push({
+      const committed = await committedFigures(service)
+      const resident = residentFigures(service.child.pid ?? 0)
+      const sample: SoakSample = {
         minutes: (performance.now() - readyAt) / 60_000,
         gpus,
         dataMegabytes: heap.liveMegabytes - heap.codeMegabytes,
         codeMegabytes: heap.codeMegabytes,
-        rssMegabytes: rssMegabytes(service.child.pid ?? 0),
-      })
+        rssMegabytes: resident.rssMegabytes,
+        heapCommittedMegabytes: committed.heapCommittedMegabytes,
+        externalMegabytes: committed.externalMegabytes,
+        arrayBuffersMegabytes: committed.arrayBuffersMegabytes,
+        anonymousMegabytes: resident.anonymousMegabytes,
+        fileBackedMegabytes: resident.fileBackedMegabytes,
+        outsideHeapMegabytes: resident.anonymousMegabytes - committed.heapCommittedMegabytes,
+        activeResources: committed.activeResources,
+      }
+      samples.push(sample)
+      if (scenario.samplesFile !== undefined) appendFileSync(scenario.samplesFile, `${JSON.stringify(sample)}\n`)
       const minutes = (performance.now() - readyAt) / 60_000
       if (snapshots.length === 0 && minutes >= scenario.warmUpMinutes + 1) await snapshot(minutes)
       await sleep(Math.min(scenario.sampleSeconds * 1000, Math.max(0, endAt - performance.now())))
@@ -291,7 +327,7 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
   }
   const kept = samples.filter((sample) => sample.minutes >= scenario.warmUpMinutes)
   if (kept.length < 3) throw new Error(`the soak kept ${kept.length} samples: run it for longer`)
-  const trendOfField = (field: "dataMegabytes" | "codeMegabytes" | "rssMegabytes"): Trend =>
+  const trendOfField = (field: SampleFigure): Trend =>
     trendOf(kept.map((sample) => ({ minutes: sample.minutes, gpus: sample.gpus, value: sample[field] })))
   const eventCounts = ["added", "moved", "removed", "observed", "health"]
     .map((kind) => `${kind} ${events.get(kind) ?? 0}`)
@@ -301,10 +337,20 @@ export const soakBench = async (scenario: SoakScenario): Promise<ReadonlyArray<s
     `soak: the service alone for ${scenario.minutes} min against ${scenario.nodes} simulated nodes with churn and faults` +
       `${scenario.fleetPage ? "" : ", no fleet page"}` +
       ` (${pinned ? "simulator on core 0, service on core 1" : "not pinned"}); ${kept.length} samples after` +
-      ` ${scenario.warmUpMinutes} min of warm-up, every ${scenario.sampleSeconds} s, heap after a full GC`,
+      ` ${scenario.warmUpMinutes} min of warm-up, every ${scenario.sampleSeconds} s, heap after a full GC;` +
+      ` allocator ${allocatorSettings()}`,
     trendLine("live heap", trendOfField("dataMegabytes")),
     trendLine("code", trendOfField("codeMegabytes")),
     trendLine("RSS", trendOfField("rssMegabytes")),
+    trendLine("  anonymous", trendOfField("anonymousMegabytes")),
+    trendLine("  file-backed", trendOfField("fileBackedMegabytes")),
+    trendLine("V8 committed", trendOfField("heapCommittedMegabytes")),
+    trendLine("outside V8", trendOfField("outsideHeapMegabytes")),
+    trendLine("external", trendOfField("externalMegabytes")),
+    trendLine("  buffers", trendOfField("arrayBuffersMegabytes")),
+    `  active resources (sockets, servers, timers): ${kept[0]?.activeResources ?? 0} → ${kept[kept.length - 1]?.activeResources ?? 0}` +
+      ` (range ${Math.min(...kept.map((sample) => sample.activeResources))}–${Math.max(...kept.map((sample) => sample.activeResources))});` +
+      " outside V8: anonymous resident memory less V8's committed heap",
     `  fleet page's history (bounded${scenario.fleetPage ? "" : ", off in this run"}): the soak sent it ${historyRecords.length} entries;` +
       ` full, it holds ${bound.entries} entries of ${bound.gpus} GPUs in ${bound.megabytes.toFixed(1)} MB of live heap` +
       " (the soak's own events replayed as new GPUs)",

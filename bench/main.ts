@@ -33,10 +33,12 @@ const pipelineNodes = wholeNumberFlag("--nodes", 2_000)
 /** How long `soak` runs, in minutes. */
 const soakMinutes = wholeNumberFlag("--minutes", 30)
 /** The flags followed by a value; the others stand alone. */
-const flagsWithValue = new Set(["--runs", "--minutes", "--heap-snapshots", "--nodes"])
+const flagsWithValue = new Set(["--runs", "--minutes", "--heap-snapshots", "--samples", "--nodes"])
 const only = args.filter((arg, at) => !arg.startsWith("--") && !flagsWithValue.has(args[at - 1] ?? ""))
 /** The folder `soak` writes its two heap snapshots to, none without the flag. */
 const heapSnapshotFolder = args.includes("--heap-snapshots") ? args[args.indexOf("--heap-snapshots") + 1] : undefined
+/** The file `soak` appends each sample to as a line of JSON, none without the flag. */
+const samplesFile = args.includes("--samples") ? args[args.indexOf("--samples") + 1] : undefined
 const wanted = (name: string): boolean => only.length === 0 || only.includes(name)
 /** Parts too long for a plain `npm run bench`: run only when named. */
 const named = (name: string): boolean => only.includes(name)
@@ -70,6 +72,7 @@ if (named("soak"))
       soakScenario(soakMinutes, {
         fleetPage: !args.includes("--no-fleet-page"),
         ...(heapSnapshotFolder === undefined ? {} : { heapSnapshotFolder }),
+        ...(samplesFile === undefined ? {} : { samplesFile }),
       }),
     ),
   )
