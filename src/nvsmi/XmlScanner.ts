@@ -36,6 +36,16 @@ const closingBracket = 0x5d
 const nextLine = 0x85
 const lineSeparator = 0x2028
 
+/**
+ * The ASCII characters that character data holds as they are, one lookup each: all printable ones but
+ * `<`, `&`, `]` and `>` (which ends `]]>`), and tab and line feed.
+ */
+const plainText = new Uint8Array(0x80)
+for (let code = 0x20; code < 0x7f; code++) plainText[code] = 1
+for (const code of [lessThan, ampersand, closingBracket, greaterThan]) plainText[code] = 0
+plainText[tab] = 1
+plainText[newline] = 1
+
 const nameSlots = 4096
 const nameProbes = 4
 
@@ -126,8 +136,10 @@ export class XmlScanner {
   private heldLast = false
   private closing = false
   private stopped = false
-  private readonly open: Array<string> = []
-  private readonly openSlots: Array<number> = []
+  /** How many elements are open; the names and name slots of those are the first entries of the two below. */
+  private depth = 0
+  private readonly open: Array<string> = new Array(outputLimits.maxDepth).fill("")
+  private readonly openSlots = new Int32Array(outputLimits.maxDepth)
   /** Where in `followers` the element that opens next is predicted: after the last start or end tag. */
   private lastTag = -1
   /** The depth of the element whose insides are not reported; deeper than any when none. */
@@ -214,12 +226,12 @@ export class XmlScanner {
     }
     if (this.stopped) return
     this.stopped = true
-    if (!this.unfinished && this.open.length === 0 && this.sawRoot) return
+    if (!this.unfinished && this.depth === 0 && this.sawRoot) return
     if (this.rootClosed) {
       this.problem = "unexpected end."
       return
     }
-    const innermost = this.open[this.open.length - 1]
+    const innermost = this.depth > 0 ? this.open[this.depth - 1] : undefined
     this.truncation =
       innermost !== undefined
         ? `unclosed tag: ${innermost}`
@@ -239,7 +251,7 @@ export class XmlScanner {
     const length = text.length
     let at = from
     while (at < length) {
-      at = this.open.length > 0 ? this.scanText(text, at) : this.scanOutsideRoot(text, at)
+      at = this.depth > 0 ? this.scanText(text, at) : this.scanOutsideRoot(text, at)
       if (at === halted || at >= length) return
       const code = text.charCodeAt(at)
       const next =
@@ -275,6 +287,10 @@ export class XmlScanner {
     let at = from
     for (; at < length; at++) {
       const code = text.charCodeAt(at)
+      if (code < 0x80 && plainText[code] === 1) {
+        brackets = 0
+        continue
+      }
       if (code >= 0x20 && code < 0x7f) {
         if (code === lessThan || code === ampersand) break
         if (code === closingBracket) {
@@ -422,9 +438,6 @@ export class XmlScanner {
     this.xmlDeclarationPossible = false
     if (code === slash) return this.scanCloseTag(text, at + 2)
     if (code === 0x21) return this.scanBang(text, at + 2)
-    const point = this.pointAt(text, at + 1)
-    if (point === needMore) return needMore
-    if (!isNameStartChar(point)) return this.fail("disallowed character in tag name.")
     return this.scanStartTag(text, at + 1)
   }
 
@@ -436,10 +449,14 @@ export class XmlScanner {
     let name: string
     let slot: number
     if (candidate !== undefined && isWrittenAt(text, from, candidate) && endsName(text, from + candidate.length)) {
+      // A name made before is a name: its first character needs no check of its own.
       nameEnd = from + candidate.length
       name = candidate
       slot = predicted
     } else {
+      const first = this.pointAt(text, from)
+      if (first === needMore) return needMore
+      if (!isNameStartChar(first)) return this.fail("disallowed character in tag name.")
       nameEnd = this.nameEnd(text, from + this.width)
       if (nameEnd === needMore) return needMore
       name = this.nameOf(text, from, nameEnd)
@@ -504,15 +521,16 @@ export class XmlScanner {
 
   private openElement(name: string, slot: number, id: string | undefined, selfClosing: boolean, next: number): number {
     this.elements++
-    const depth = this.open.length
+    const depth = this.depth
     if (depth >= outputLimits.maxDepth) return this.fail(`elements nest deeper than ${outputLimits.maxDepth} levels`)
     this.sawRoot = true
     const reported = depth <= this.quietFrom
     if (reported && !this.reader.openElement(name, depth, id)) this.quietFrom = depth
     if (this.stopped) return halted
     if (!selfClosing) {
-      this.open.push(name)
-      this.openSlots.push(slot)
+      this.open[depth] = name
+      this.openSlots[depth] = slot
+      this.depth = depth + 1
       this.lastTag = slot * 2
       return next
     }
@@ -566,8 +584,8 @@ export class XmlScanner {
   }
 
   private scanCloseTag(text: string, from: number): number {
-    const depth = this.open.length - 1
-    const innermost = this.open[depth]
+    const depth = this.depth - 1
+    const innermost = depth >= 0 ? this.open[depth] : undefined
     if (innermost !== undefined && isWrittenAt(text, from, innermost)) {
       // The usual case, `</name>` closing the innermost element, with no name built or looked up.
       const end = from + innermost.length
@@ -588,8 +606,8 @@ export class XmlScanner {
 
   private closeElement(depth: number, next: number, open = true): number {
     if (open) {
-      this.open.pop()
-      this.lastTag = (this.openSlots.pop() ?? 0) * 2 + 1
+      this.depth = depth
+      this.lastTag = (this.openSlots[depth] ?? 0) * 2 + 1
     }
     if (depth > this.quietFrom) return next
     if (depth === this.quietFrom) this.quietFrom = Number.MAX_SAFE_INTEGER
