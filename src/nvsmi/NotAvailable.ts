@@ -15,6 +15,13 @@ const notAvailableSpellings = new Set([
 const longestSpelling = Math.max(...Array.from(notAvailableSpellings, (spelling) => spelling.length))
 
 /**
+ * Whether a spelling has this length. Lower-casing keeps a value's length (but for U+0130, whose lower case
+ * is not ASCII), so a value of another length is none of them, and is not lower-cased to find that out.
+ */
+const spellingLengths = new Uint8Array(longestSpelling + 1)
+for (const spelling of notAvailableSpellings) spellingLengths[spelling.length] = 1
+
+/**
  * The value nvidia-smi reported, trimmed, or `undefined` when the text is one of the many ways it says
  * "not available": `N/A`, `[N/A]`, empty, `Not Found`, `None`, `Unknown Error`, any bracketed sentinel...
  */
@@ -38,7 +45,11 @@ export const printedValue = (raw: string | undefined): string | undefined => {
   if (value.startsWith("[") && value.endsWith("]")) {
     return undefined
   }
-  if (value.length <= longestSpelling && notAvailableSpellings.has(value.toLowerCase())) {
+  if (
+    value.length <= longestSpelling &&
+    spellingLengths[value.length] === 1 &&
+    notAvailableSpellings.has(value.toLowerCase())
+  ) {
     return undefined
   }
   return value
@@ -53,12 +64,22 @@ export const detached = (text: string): string => Buffer.from(text, "utf8").toSt
 /** A GPU-wide condition that nvidia-smi writes in place of a value. */
 export type GpuCondition = "requires-reset" | "lost"
 
+const shortestCondition = "gpu is lost".length
+const closingBracket = 0x5d
+const lowerT = 0x74
+
 /** The condition a reported value announces (`[GPU requires reset]`, `GPU is lost`), if any. */
 export const gpuConditionOf = (raw: string | undefined): GpuCondition | undefined => {
   if (raw === undefined || raw.length > 40) {
     return undefined
   }
   const value = raw.trim()
+  // Both conditions end in `t` (`reset`, `lost`), or in `]` when bracketed, and are at least 11 characters
+  // long: any other value, nearly every value there is, is ruled out before a copy is made of it.
+  const last = value.charCodeAt(value.length - 1)
+  if (value.length < shortestCondition || (last !== closingBracket && (last | 0x20) !== lowerT)) {
+    return undefined
+  }
   const bare = (value.startsWith("[") && value.endsWith("]") ? value.slice(1, -1) : value).trim().toLowerCase()
   if (bare === "gpu requires reset") {
     return "requires-reset"
