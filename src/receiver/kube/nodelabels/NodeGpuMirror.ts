@@ -1,13 +1,17 @@
 import type { InventoryChange } from "../../../domain/InventoryChange.ts"
+import type { KnownGpu } from "../../../domain/KnownGpu.ts"
 import { type LabelledGpu, labelledGpuOf } from "./GpuNodeLabels.ts"
 
 /**
- * The inventory's GPUs by node, as the node labeller follows them from the inventory feed: what it
- * keeps of each GPU is what labels say (UUID, index, serial, chassis).
+ * The inventory's GPUs by node, as the node labeller follows them from the inventory feed. It keeps the
+ * feed's own entry of each GPU, the object the inventory and the fleet view hold too, and takes what
+ * labels say of it (UUID, index, serial, chassis) only when a node's labels are worked out: a copy per
+ * GPU would cost the mirror about as much again as the maps that find them.
  */
 export class NodeGpuMirror {
-  private readonly gpus = new Map<string, LabelledGpu>()
-  private readonly byNode = new Map<string, Map<string, LabelledGpu>>()
+  private readonly gpus = new Map<string, KnownGpu>()
+  /** A node's GPUs in the order they came: a node holds a handful, so a list is smaller than a map. */
+  private readonly byNode = new Map<string, Array<KnownGpu>>()
 
   /** Applies changes in order; returns the nodes whose GPUs changed (both nodes of a move). */
   apply(changes: Iterable<InventoryChange>): ReadonlySet<string> {
@@ -19,11 +23,11 @@ export class NodeGpuMirror {
         touched.add(held.node)
       }
       if (change._tag === "Upsert") {
-        const gpu = labelledGpuOf(change.gpu)
+        const gpu = change.gpu
         this.gpus.set(gpu.uuid, gpu)
-        const onNode = this.byNode.get(gpu.node) ?? new Map<string, LabelledGpu>()
-        onNode.set(gpu.uuid, gpu)
-        this.byNode.set(gpu.node, onNode)
+        const onNode = this.byNode.get(gpu.node)
+        if (onNode === undefined) this.byNode.set(gpu.node, [gpu])
+        else onNode.push(gpu)
         touched.add(gpu.node)
       } else {
         touched.add(change.node)
@@ -32,9 +36,9 @@ export class NodeGpuMirror {
     return touched
   }
 
-  /** The GPUs the inventory holds on `node`. */
-  gpusOn(node: string): Iterable<LabelledGpu> {
-    return this.byNode.get(node)?.values() ?? []
+  /** The GPUs the inventory holds on `node`, as labels describe them. */
+  gpusOn(node: string): ReadonlyArray<LabelledGpu> {
+    return (this.byNode.get(node) ?? []).map(labelledGpuOf)
   }
 
   /** Whether the inventory holds GPUs on `node`. */
@@ -42,10 +46,12 @@ export class NodeGpuMirror {
     return this.byNode.has(node)
   }
 
-  private detach(gpu: LabelledGpu): void {
+  private detach(gpu: KnownGpu): void {
     this.gpus.delete(gpu.uuid)
     const onNode = this.byNode.get(gpu.node)
-    onNode?.delete(gpu.uuid)
-    if (onNode?.size === 0) this.byNode.delete(gpu.node)
+    if (onNode === undefined) return
+    const at = onNode.findIndex((held) => held.uuid === gpu.uuid)
+    if (at >= 0) onNode.splice(at, 1)
+    if (onNode.length === 0) this.byNode.delete(gpu.node)
   }
 }
