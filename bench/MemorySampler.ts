@@ -18,6 +18,9 @@ export interface MemorySample {
   readonly externalMegabytes: number
   /** Of that, the backing stores of ArrayBuffers and Buffers. */
   readonly arrayBuffersMegabytes: number
+  /** What V8 itself has from malloc outside its heap (the parser's and compiler's zones, ...), now and at most so far. */
+  readonly v8MallocedMegabytes: number
+  readonly v8PeakMallocedMegabytes: number
 }
 
 export interface HeapSpaceSample {
@@ -31,13 +34,16 @@ const megabytes = (bytes: number): number => bytes / 1024 / 1024
 
 /** Evaluated in the service: its heap spaces and external memory, in bytes, with no garbage collection. */
 const heapExpression =
-  "(() => { const m = process.memoryUsage(); return { spaces: process.getBuiltinModule('node:v8').getHeapSpaceStatistics()" +
-  ".map((s) => [s.space_name, s.space_size, s.space_used_size]), external: m.external, arrayBuffers: m.arrayBuffers } })()"
+  "(() => { const m = process.memoryUsage(); const v8 = process.getBuiltinModule('node:v8'); const h = v8.getHeapStatistics(); " +
+  "return { spaces: v8.getHeapSpaceStatistics().map((s) => [s.space_name, s.space_size, s.space_used_size]), " +
+  "external: m.external, arrayBuffers: m.arrayBuffers, malloced: h.malloced_memory, peakMalloced: h.peak_malloced_memory } })()"
 
 interface HeapAnswer {
   readonly spaces: ReadonlyArray<readonly [string, number, number]>
   readonly external: number
   readonly arrayBuffers: number
+  readonly malloced: number
+  readonly peakMalloced: number
 }
 
 /** A field of `/proc/<pid>/smaps_rollup` or `/proc/<pid>/status`, in megabytes (the files give kB). */
@@ -64,6 +70,8 @@ const sampleOnce = async (service: ServiceProcess, call: InspectorCall): Promise
     })),
     externalMegabytes: megabytes(heap.external),
     arrayBuffersMegabytes: megabytes(heap.arrayBuffers),
+    v8MallocedMegabytes: megabytes(heap.malloced),
+    v8PeakMallocedMegabytes: megabytes(heap.peakMalloced),
   }
 }
 
@@ -139,7 +147,7 @@ export const memoryBreakdown = (sample: MemorySample): string => {
   return (
     `RSS ${fixed(sample.rssMegabytes)} MB at ${(sample.atMs / 1000).toFixed(1)} s: anonymous ${fixed(sample.anonymousMegabytes)} MB = ` +
     `V8 heap ${fixed(committed)} committed (${spaces.join(", ")}; MB committed / used) + array buffers ${fixed(sample.arrayBuffersMegabytes)} ` +
-    `+ other native ${fixed(native)} (malloc, stacks); file-backed ${fixed(sample.rssMegabytes - sample.anonymousMegabytes)} MB; ` +
+    `+ other native ${fixed(native)} (malloc, stacks; V8's own malloc ${fixed(sample.v8MallocedMegabytes)}, at most ${fixed(sample.v8PeakMallocedMegabytes)} so far); file-backed ${fixed(sample.rssMegabytes - sample.anonymousMegabytes)} MB; ` +
     `external ${fixed(sample.externalMegabytes)} MB`
   )
 }
