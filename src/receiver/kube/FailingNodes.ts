@@ -35,7 +35,8 @@ interface NodeState {
   judged: boolean
   /** The kind of the node's last reading when it failed; `undefined` when it succeeded. */
   failing: string | undefined
-  readonly logged: Map<string, LoggedKind>
+  /** When each failure kind last logged; made at the node's first failure, as most nodes never fail. */
+  logged: Map<string, LoggedKind> | undefined
 }
 
 /**
@@ -65,6 +66,7 @@ export class FailingNodes {
     state.judged = true
     state.failing = kind
     this.count(state, 1)
+    state.logged ??= new Map()
     const logged = state.logged.get(kind)
     if (logged !== undefined && nowMillis - logged.at < this.options.repeatLogIntervalMs) {
       logged.suppressed++
@@ -118,7 +120,7 @@ export class FailingNodes {
   private stateOf(node: string): NodeState {
     const known = this.nodes.get(node)
     if (known !== undefined) return known
-    const state: NodeState = { judged: false, failing: undefined, logged: new Map() }
+    const state: NodeState = { judged: false, failing: undefined, logged: undefined }
     this.remember(node, state)
     return state
   }
