@@ -10,6 +10,7 @@ import {
   liveHeapMegabytes,
   peakRssMegabytes,
   type ServiceProcess,
+  serviceAllocatorEnvironment,
   serviceNodeFlags,
   startServiceProcess,
   stopServiceProcess,
@@ -258,6 +259,12 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
   }
 }
 
+/** The allocator settings the service ran with, as `NAME=value`; glibc's defaults when none. */
+const allocatorText = (): string =>
+  Object.entries(serviceAllocatorEnvironment())
+    .map(([name, value]) => `${name}=${value}`)
+    .join(" ") || "glibc's defaults"
+
 /** The service's memory of one run, sampled every 250 ms without forcing a collection: where its RSS went. */
 const memoryLines = (figure: PipelineFigures, run: string): ReadonlyArray<string> => {
   const line = (when: string, sample: MemorySample | undefined): ReadonlyArray<string> =>
@@ -308,6 +315,7 @@ export const pipelineBench = async (scenario: PipelineScenario, runs = 1): Promi
     `pipeline: ${scenario.nodes} nodes, exec ${scenario.execLatencyMs} ms, QPS ${scenario.qps}, ${scenario.workers} workers, labels on` +
       (runs > 1 ? ` (min / median of ${runs} runs)` : "") +
       `; simulator ${figures[0]?.transport ?? "?"}; ${pinning}; node ${serviceNodeFlags().join(" ") || "(no flags)"}; ` +
+      `allocator ${allocatorText()}; ` +
       `load average ${minMedian(all("loadAverage"), 1)}`,
     `  /readyz 200 after start: ${seconds(all("readyMs"))} s${readyGoal}`,
     `  initial sync: ${minMedian(all("readingsPerSecond"), 1)} readings/s, bound ${bound.toFixed(0)}/s → ${minMedian(ofBound, 2)} of the bound (goal ≥ ${boundGoal.toFixed(2)}); ` +
