@@ -81,8 +81,9 @@ const elementNames: Array<string | undefined> = new Array(nameSlots).fill(undefi
 const followers = new Int32Array(nameSlots * 2).fill(-1)
 
 /**
- * Whether `name` is written in `text` at `from`: the cut compared whole, which the engine does a word at a
- * time, is faster than comparing code unit by code unit even though it makes a string of up to a name's length.
+ * Whether `name` is written in `text` at `from`: the cut compared whole, by the engine's own string
+ * comparison, takes about half the time of a loop over the code units of both (which took a third of the
+ * scanner's time), even though it makes a string of up to a name's length.
  */
 const isWrittenAt = (text: string, from: number, name: string): boolean => text.slice(from, from + name.length) === name
 
