@@ -33,7 +33,8 @@ export type InformerFailure = KubeApiError | WatchStalled
 /** Where an informer reads its objects from. */
 export interface InformerSource<T extends CachedObject> {
   readonly resource: "pods" | "nodes" | "resourceslices"
-  readonly list: (page: ListPage) => Effect.Effect<ListedPage, KubeApiError>
+  /** A page of the list, each object as `page.keep` (the informer's `decode`) makes it while the page is parsed. */
+  readonly list: (page: ListPageKept<T>) => Effect.Effect<ListedPage<T | undefined>, KubeApiError>
   readonly watch: (
     resourceVersion: string,
     timeoutSeconds: number,
@@ -76,10 +77,13 @@ export interface ResourceInformer<T extends CachedObject> {
   readonly health: Effect.Effect<Health>
 }
 
+/** A page as an informer asks for it: its objects decoded as they are parsed. */
+export type ListPageKept<T> = ListPage<T | undefined> & { readonly keep: (object: unknown) => T | undefined }
+
 /** A list page asked for: the continue token it was asked with, its answer to come, and the next page's token. */
-interface PageRequest {
+interface PageRequest<T> {
   readonly continueToken: string | undefined
-  readonly page: Fiber.Fiber<ListedPage, KubeApiError>
+  readonly page: Fiber.Fiber<ListedPage<T | undefined>, KubeApiError>
   readonly nextToken: Deferred.Deferred<string | undefined>
 }
 
@@ -135,7 +139,7 @@ export const start = <T extends CachedObject>(
      * the next page's continue token as soon as the page's head names it, or `undefined` once the page
      * is answered or failed without its head having named one.
      */
-    const requestPage = (continueToken: string | undefined): Effect.Effect<PageRequest, never, Scope.Scope> =>
+    const requestPage = (continueToken: string | undefined): Effect.Effect<PageRequest<T>, never, Scope.Scope> =>
       Effect.gen(function* () {
         const nextToken = yield* Deferred.make<string | undefined>()
         const announce = (token: string | undefined) => {
@@ -146,6 +150,7 @@ export const start = <T extends CachedObject>(
             limit: options.pageSize,
             ...(continueToken === undefined ? {} : { continueToken }),
             onNextPage: announce,
+            keep: source.decode,
           })
           .pipe(
             Effect.ensuring(Effect.sync(() => announce(undefined))),
@@ -166,26 +171,26 @@ export const start = <T extends CachedObject>(
       const objects: Array<T> = []
       const seen = new Set<string>()
       let listedVersion = ""
-      let requested: PageRequest | undefined = yield* requestPage(undefined)
+      let requested: PageRequest<T> | undefined = yield* requestPage(undefined)
       while (requested !== undefined) {
         // The next page is asked for as soon as this one's head names it, so the server works on it while
         // this one arrives and is handled; never more than one page ahead.
         const announced: string | undefined = yield* Deferred.await(requested.nextToken)
-        let next: PageRequest | undefined
+        let next: PageRequest<T> | undefined
         if (announced !== undefined) {
           next = yield* requestPage(announced)
           // Lets the request leave (its connection, its headers) before this page is handled.
           yield* Effect.yieldNow
         }
-        const page: ListedPage = yield* Fiber.join(requested.page)
+        const page: ListedPage<T | undefined> = yield* Fiber.join(requested.page)
         if (next !== undefined && next.continueToken !== page.continueToken) {
           // The page's own token is the one to trust; a head that said otherwise is not followed.
           yield* Fiber.interrupt(next.page)
           next = undefined
         }
         const decoded: Array<T> = pageByPage ? [] : objects
-        for (const item of page.items) {
-          const object = source.decode(item)
+        // Decoded by the API client as each object was parsed (`keep`); undefined for one that is not a T.
+        for (const object of page.items) {
           if (object !== undefined) {
             decoded.push(object)
           }

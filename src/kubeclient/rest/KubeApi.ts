@@ -16,6 +16,7 @@ import { type ExecCall, openExecSession } from "../remotecommand/ExecSession.ts"
 import { type ResourceSliceVersion, resourceSlicesPath } from "../resource/ResourceSlice.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeRequest, makeKubeTransport, queryOf, readBody, refusal } from "./KubeTransport.ts"
+import { listOfBody } from "./ListBody.ts"
 import { ListHeadReader } from "./ListHead.ts"
 import * as TokenBucket from "./TokenBucket.ts"
 import { type WatchEvent, watchEventLines } from "./WatchEventLines.ts"
@@ -23,8 +24,8 @@ import { type WatchEvent, watchEventLines } from "./WatchEventLines.ts"
 export type { ExecCall } from "../remotecommand/ExecSession.ts"
 export type { WatchEvent } from "./WatchEventLines.ts"
 
-/** One page of a list call. */
-export interface ListPage {
+/** One page of a list call; `A` is what the page keeps of each item. */
+export interface ListPage<A = unknown> {
   /** Continue token of the previous page; absent for the first. */
   readonly continueToken?: string
   readonly limit: number
@@ -35,11 +36,17 @@ export interface ListPage {
    * shape (see `ListHeadReader`). The answered page's own token stays the one to trust.
    */
   readonly onNextPage?: (continueToken: string) => void
+  /**
+   * What the page keeps of each listed object (a pure function; the object itself when absent), applied
+   * as each object is parsed, so that a large page's raw objects are garbage at once instead of all
+   * living until the whole page is parsed.
+   */
+  readonly keep?: (item: unknown) => A
 }
 
-/** A listed page: its raw objects, the list's resourceVersion and the token of the next page, if any. */
-export interface ListedPage {
-  readonly items: ReadonlyArray<unknown>
+/** A listed page: what it kept of its objects, the list's resourceVersion and the token of the next page, if any. */
+export interface ListedPage<A = unknown> {
+  readonly items: ReadonlyArray<A>
   readonly resourceVersion: string
   readonly continueToken: string | undefined
 }
@@ -98,23 +105,23 @@ export class KubeApi extends Context.Service<
   {
     /** The kubeconfig file(s) read, `in-cluster`, or `given` for a configuration handed over by the caller. */
     readonly origin: KubeconfigOrigin
-    readonly listPods: (
+    readonly listPods: <A = unknown>(
       namespace: string,
       labelSelector: string,
-      page: ListPage,
-    ) => Effect.Effect<ListedPage, KubeApiError>
-    readonly listNodes: (page: ListPage) => Effect.Effect<ListedPage, KubeApiError>
+      page: ListPage<A>,
+    ) => Effect.Effect<ListedPage<A>, KubeApiError>
+    readonly listNodes: <A = unknown>(page: ListPage<A>) => Effect.Effect<ListedPage<A>, KubeApiError>
     /**
      * The versions the server serves of an API group (`GET /apis/<group>`), empty when it serves none of
      * them (404).
      */
     readonly apiGroupVersions: (group: string) => Effect.Effect<ReadonlyArray<string>, KubeApiError>
     /** A page of the cluster's ResourceSlices in `version`, filtered by a field selector (`spec.driver=…`). */
-    readonly listResourceSlices: (
+    readonly listResourceSlices: <A = unknown>(
       version: ResourceSliceVersion,
       fieldSelector: string,
-      page: ListPage,
-    ) => Effect.Effect<ListedPage, KubeApiError>
+      page: ListPage<A>,
+    ) => Effect.Effect<ListedPage<A>, KubeApiError>
     readonly watch: (request: WatchRequest) => Effect.Effect<WatchEvents, KubeApiError, Scope.Scope>
     /**
      * Merges `labels` into the node's `metadata.labels` (a JSON merge patch without resourceVersion, so it
@@ -158,15 +165,16 @@ export class KubeApi extends Context.Service<
       const handshakeTimeout = Duration.millis(options.execHandshakeTimeoutMs + deadlineSlackMs)
 
       /**
-       * One request and its whole body, parsed, under the request deadline, after `token`; `bodyReader`
-       * makes, for each attempt, what sees the body's chunks as they arrive.
+       * One request and its whole body, read by `parse`, under the request deadline, after `token`;
+       * `bodyReader` makes, for each attempt, what sees the body's chunks as they arrive.
        */
-      const call = (
+      const call = <A>(
         operation: string,
         request: KubeRequest,
+        parse: (operation: string, body: Buffer) => A,
         token: Effect.Effect<void> = bucket.take,
         bodyReader?: () => (chunk: Buffer) => void,
-      ): Effect.Effect<unknown, KubeApiError> =>
+      ): Effect.Effect<A, KubeApiError> =>
         token.pipe(
           Effect.andThen(
             Effect.tryPromise({
@@ -174,7 +182,7 @@ export class KubeApi extends Context.Service<
                 const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
                 const response = await transport.open(request, signal)
                 const body = await readBody(operation, response, signal, bodyReader?.())
-                return parsedAnswer(operation, body)
+                return parse(operation, body)
               },
               catch: (cause) => kubeApiErrorOf(operation, cause),
             }).pipe(Effect.timeout(requestTimeout)),
@@ -182,21 +190,27 @@ export class KubeApi extends Context.Service<
           Effect.catchTag("TimeoutError", () => Effect.fail(timedOut(operation))),
         )
 
-      const list = (operation: string, path: string, selector: Record<string, string>, page: ListPage) =>
+      const list = <A>(
+        operation: string,
+        path: string,
+        selector: Record<string, string>,
+        page: ListPage<A>,
+      ): Effect.Effect<ListedPage<A>, KubeApiError> =>
         call(
           operation,
           { method: "GET", path: path + queryOf({ ...selector, limit: page.limit, continue: page.continueToken }) },
+          (operation, body) => listedPage(operation, body, page.keep ?? (sameItem as (item: unknown) => A)),
           bucket.take,
           page.onNextPage === undefined ? undefined : nextPageAnnouncer(page.onNextPage),
-        ).pipe(Effect.map(listedPage))
+        )
 
-      const listPods = (namespace: string, labelSelector: string, page: ListPage) =>
+      const listPods = <A>(namespace: string, labelSelector: string, page: ListPage<A>) =>
         list("list pods", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { labelSelector }, page)
 
-      const listNodes = (page: ListPage) => list("list nodes", "/api/v1/nodes", {}, page)
+      const listNodes = <A>(page: ListPage<A>) => list("list nodes", "/api/v1/nodes", {}, page)
 
       const apiGroupVersions = (group: string) =>
-        call("discover api group", { method: "GET", path: `/apis/${encodeURIComponent(group)}` }).pipe(
+        call("discover api group", { method: "GET", path: `/apis/${encodeURIComponent(group)}` }, parsedAnswer).pipe(
           Effect.map(groupVersionsOf),
           Effect.catchIf(
             (error) => error.status === 404,
@@ -204,7 +218,7 @@ export class KubeApi extends Context.Service<
           ),
         )
 
-      const listResourceSlices = (version: ResourceSliceVersion, fieldSelector: string, page: ListPage) =>
+      const listResourceSlices = <A>(version: ResourceSliceVersion, fieldSelector: string, page: ListPage<A>) =>
         list("list resourceslices", resourceSlicesPath(version), { fieldSelector }, page)
 
       const patchNodeLabels = (node: string, labels: LabelPatch, readingsQueued: () => number = noneQueued) =>
@@ -216,6 +230,7 @@ export class KubeApi extends Context.Service<
             contentType: "application/merge-patch+json",
             body: JSON.stringify({ metadata: { labels } }),
           },
+          parsedAnswer,
           bucket.takeYielding(readingsQueued),
         ).pipe(Effect.map(resourceVersionOf))
 
@@ -382,16 +397,25 @@ const parsedAnswer = (operation: string, body: Buffer): unknown => {
 const timedOut = (operation: string): KubeApiError =>
   new KubeApiError({ operation, kind: "timeout", detail: "no answer before the deadline" })
 
+const objectOrEmpty = (body: unknown): object => (typeof body === "object" && body !== null ? body : {})
+
 interface ListShape {
   readonly items?: ReadonlyArray<unknown> | null
   readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string } | null
 }
 
-const listedPage = (body: unknown): ListedPage => {
-  const list = (typeof body === "object" && body !== null ? body : {}) as ListShape
+const sameItem = (item: unknown): unknown => item
+
+/**
+ * A list answer's page, each item as `keep` makes it: parsed item by item where the body's shape allows
+ * (see `listOfBody`), else as a whole.
+ */
+const listedPage = <A>(operation: string, body: Buffer, keep: (item: unknown) => A): ListedPage<A> => {
+  const byItem = listOfBody(body, keep)
+  const list = (byItem?.head ?? objectOrEmpty(parsedAnswer(operation, body))) as ListShape
   const continueToken = list.metadata?.continue
   return {
-    items: Array.isArray(list.items) ? list.items : [],
+    items: byItem?.items ?? (Array.isArray(list.items) ? list.items.map(keep) : []),
     resourceVersion: typeof list.metadata?.resourceVersion === "string" ? list.metadata.resourceVersion : "",
     continueToken: typeof continueToken === "string" && continueToken !== "" ? continueToken : undefined,
   }

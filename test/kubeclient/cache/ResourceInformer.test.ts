@@ -3,7 +3,7 @@ import { type SimulatedCluster, startSimulatedCluster } from "@gpu-serials/kube-
 import { Duration, Effect } from "effect"
 import type { CacheChange } from "../../../src/kubeclient/cache/InformerCache.ts"
 import * as ResourceInformer from "../../../src/kubeclient/cache/ResourceInformer.ts"
-import { KubeApi, type ListPage } from "../../../src/kubeclient/rest/KubeApi.ts"
+import { KubeApi } from "../../../src/kubeclient/rest/KubeApi.ts"
 import { KubeApiError } from "../../../src/kubeclient/rest/KubeApiError.ts"
 import { type ClusterNode, clusterNodeOf } from "../../../src/receiver/kube/ClusterNode.ts"
 import { accessOfKubeconfigFile } from "../../support/KubeconfigAccess.ts"
@@ -75,7 +75,7 @@ describe("ResourceInformer against the simulated cluster over HTTPS", () => {
         /** For each page after the first: the changes handed over, and whether the informer said it was synced, when it was asked for. */
         const beforeLaterPages: Array<{ readonly changes: number; readonly synced: boolean }> = []
         let informer: ResourceInformer.ResourceInformer<ClusterNode> | undefined
-        const list = (page: ListPage) =>
+        const list = (page: ResourceInformer.ListPageKept<ClusterNode>) =>
           Effect.suspend(() => {
             if (page.continueToken !== undefined) {
               beforeLaterPages.push({ changes: changes.length, synced: informer?.isSynced() ?? false })
@@ -134,12 +134,16 @@ describe("ResourceInformer against the simulated cluster over HTTPS", () => {
         let pagesServed = 0
         let informer: ResourceInformer.ResourceInformer<ClusterNode> | undefined
         // A source that never passes the head on, as for a body with its items before its metadata.
-        const list = ({ limit, continueToken }: ListPage) =>
+        const list = ({ limit, continueToken, keep }: ResourceInformer.ListPageKept<ClusterNode>) =>
           Effect.gen(function* () {
             if (continueToken !== undefined) {
               beforeLaterPages.push({ changes: changes.length, synced: informer?.isSynced() ?? false })
             }
-            const listed = yield* api.listNodes({ limit, ...(continueToken === undefined ? {} : { continueToken }) })
+            const listed = yield* api.listNodes({
+              limit,
+              keep,
+              ...(continueToken === undefined ? {} : { continueToken }),
+            })
             pagesServed++
             return listed
           })
@@ -178,7 +182,7 @@ describe("ResourceInformer against the simulated cluster over HTTPS", () => {
         const removed = cluster.nodeNames()[2] as string
         let watches = 0
         let lists = 0
-        const informer = yield* ResourceInformer.start(
+        const informer = yield* ResourceInformer.start<ClusterNode>(
           {
             resource: "nodes",
             list: (page) => api.listNodes(page).pipe(Effect.tap(() => Effect.sync(() => lists++))),
