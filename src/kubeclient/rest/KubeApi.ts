@@ -7,6 +7,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type WebSocket from "ws"
 import type { ClusterAccess } from "../clientcmd/ClusterAccess.ts"
@@ -92,6 +93,16 @@ export const defaultExecHandshakeTimeoutMs = 10_000
 /** Slack between a request's own abort and the Effect deadline above it. */
 const deadlineSlackMs = 1_000
 
+/** A call given a deadline did not get its token or its answer before it. */
+export class CallDeadlinePassed extends Schema.TaggedError<CallDeadlinePassed>()("CallDeadlinePassed", {
+  /** What was attempted, e.g. `exec`. */
+  operation: Schema.String,
+}) {
+  override get message(): string {
+    return `${this.operation}: the call's deadline passed`
+  }
+}
+
 /**
  * The Kubernetes API as the receiver uses it: pages of pods and nodes, watches, exec sessions and patches
  * of node labels. Every
@@ -136,8 +147,24 @@ export class KubeApi extends Context.Service<
     ) => Effect.Effect<string, KubeApiError>
     /** Node label patches waiting for a token, behind the other calls. */
     readonly labelPatchesWaiting: () => number
-    /** Opens the exec session; the socket is terminated when the scope closes. */
-    readonly exec: (call: ExecCall) => Effect.Effect<WebSocket, KubeApiError, Scope.Scope>
+    /**
+     * Opens the exec session; the socket is terminated when the scope closes. With `deadlineMillis` (a
+     * Clock time), the token and the upgrade are waited for until then at most: past it the call fails
+     * with `CallDeadlinePassed`.
+     */
+    readonly exec: (
+      call: ExecCall,
+      deadlineMillis?: number,
+    ) => Effect.Effect<WebSocket, KubeApiError | CallDeadlinePassed, Scope.Scope>
+    /**
+     * `exec` without a scope, for a caller that closes the session itself: the socket is the caller's to
+     * terminate once it has it. Interrupted or past its deadline before the socket opened, the opening is
+     * abandoned and the socket terminated.
+     */
+    readonly openExec: (
+      call: ExecCall,
+      deadlineMillis?: number,
+    ) => Effect.Effect<WebSocket, KubeApiError | CallDeadlinePassed>
   }
 >()("gpu-serials/kubeclient/rest/KubeApi") {
   /** The API of the cluster a kubeconfig (or the pod's service account) names. */
@@ -162,7 +189,7 @@ export class KubeApi extends Context.Service<
       )
       const transport = makeKubeTransport(access)
       const requestTimeout = Duration.millis(options.requestTimeoutMs + deadlineSlackMs)
-      const handshakeTimeout = Duration.millis(options.execHandshakeTimeoutMs + deadlineSlackMs)
+      const handshakeTimeoutMillis = options.execHandshakeTimeoutMs + deadlineSlackMs
 
       /**
        * One request and its whole body, read by `parse`, under the request deadline, after `token`;
@@ -274,26 +301,79 @@ export class KubeApi extends Context.Service<
         return events
       })
 
-      const exec = Effect.fnUntraced(function* (
+      const execDeadlinePassed = Effect.fail(new CallDeadlinePassed({ operation: "exec" }))
+
+      /**
+       * The upgrade of an exec session, within `leftMillis` or the handshake deadline, whichever is first:
+       * one callback with its own timer, no fiber raced against a sleep. `opened` hears the socket before
+       * the caller resumes; a socket that opens after the call was interrupted or timed out is terminated.
+       */
+      const upgrade = (
         call: ExecCall,
-      ): Effect.fn.Return<WebSocket, KubeApiError, Scope.Scope> {
-        yield* bucket.take
-        const socket = yield* Effect.tryPromise({
-          try: (signal) =>
-            openExecSession(transport, call, options.execHandshakeTimeoutMs, signal).then((opened) => {
-              if (signal.aborted) {
-                opened.terminate()
+        leftMillis: number,
+        opened?: (socket: WebSocket) => void,
+      ): Effect.Effect<WebSocket, KubeApiError | CallDeadlinePassed> =>
+        Effect.callback<WebSocket, KubeApiError | CallDeadlinePassed>((resume) => {
+          const controller = new AbortController()
+          const byDeadline = leftMillis < handshakeTimeoutMillis
+          const timer = setTimeout(
+            () => {
+              controller.abort()
+              resume(byDeadline ? execDeadlinePassed : Effect.fail(timedOut("exec")))
+            },
+            byDeadline ? leftMillis : handshakeTimeoutMillis,
+          )
+          openExecSession(transport, call, options.execHandshakeTimeoutMs, controller.signal).then(
+            (socket) => {
+              clearTimeout(timer)
+              if (controller.signal.aborted) {
+                socket.terminate()
+                return
               }
-              return opened
+              opened?.(socket)
+              resume(Effect.succeed(socket))
+            },
+            (cause: unknown) => {
+              clearTimeout(timer)
+              resume(Effect.fail(kubeApiErrorOf("exec", cause)))
+            },
+          )
+          return Effect.sync(() => {
+            clearTimeout(timer)
+            controller.abort()
+          })
+        })
+
+      /** A token (by the deadline, when there is one), then the upgrade within what is left of it. */
+      const tokenThenUpgrade = (
+        call: ExecCall,
+        deadlineMillis: number | undefined,
+        opened?: (socket: WebSocket) => void,
+      ): Effect.Effect<WebSocket, KubeApiError | CallDeadlinePassed> =>
+        deadlineMillis === undefined
+          ? Effect.andThen(bucket.take, upgrade(call, Number.POSITIVE_INFINITY, opened))
+          : Effect.flatMap(bucket.takeBy(deadlineMillis), (taken) =>
+              taken
+                ? Effect.clockWith((clock) => upgrade(call, deadlineMillis - clock.currentTimeMillisUnsafe(), opened))
+                : execDeadlinePassed,
+            )
+
+      const openExec = (call: ExecCall, deadlineMillis?: number) => tokenThenUpgrade(call, deadlineMillis)
+
+      /** The finaliser is in the scope before the upgrade starts, so no opened socket outlives it. */
+      const exec = (
+        call: ExecCall,
+        deadlineMillis?: number,
+      ): Effect.Effect<WebSocket, KubeApiError | CallDeadlinePassed, Scope.Scope> =>
+        Effect.suspend(() => {
+          let session: WebSocket | undefined
+          return Effect.andThen(
+            Effect.addFinalizer(() => Effect.sync(() => session?.terminate())),
+            tokenThenUpgrade(call, deadlineMillis, (socket) => {
+              session = socket
             }),
-          catch: (cause) => kubeApiErrorOf("exec", cause),
-        }).pipe(
-          Effect.timeout(handshakeTimeout),
-          Effect.catchTag("TimeoutError", () => Effect.fail(timedOut("exec"))),
-        )
-        yield* Effect.addFinalizer(() => Effect.sync(() => socket.terminate()))
-        return socket
-      })
+          )
+        })
 
       return KubeApi.of({
         origin,
@@ -305,6 +385,7 @@ export class KubeApi extends Context.Service<
         patchNodeLabels,
         labelPatchesWaiting: bucket.yieldingCalls,
         exec,
+        openExec,
       })
     })
 }

@@ -91,6 +91,12 @@ export interface TokenBucket {
   /** Waits for a token, in the order of asking. */
   readonly take: Effect.Effect<void>
   /**
+   * Waits for a token as `take` does, but not past `deadlineMillis` (a Clock time): `true` once the token
+   * is taken; `false` at the deadline when the token would come after it, the reservation given back then
+   * as an interrupted `take` gives it back. One timer, no fiber of its own.
+   */
+  readonly takeBy: (deadlineMillis: number) => Effect.Effect<boolean>
+  /**
    * Waits for a spare token (one no `take` waits for, while `queued()` says no call is queued to come) and
    * takes it; after `yieldLimitMs` it reserves a token as `take` does, behind the `take`s waiting then,
    * and waits for it.
@@ -144,6 +150,31 @@ export const make = (rate: TokenRate, yieldLimitMs: number = defaultYieldLimitMs
       ),
     )
 
+    const tokenTaken: Effect.Effect<boolean> = Effect.succeed(true)
+    /** The deadline came before the token: the reservation is given back, as an interrupted wait gives it. */
+    const deadlinePassed: Effect.Effect<boolean> = Effect.sync(() => {
+      state = returnToken(state, rate)
+      return false
+    })
+
+    /** `take` with a deadline: the wait is one sleep, to the token or to the deadline, whichever is first. */
+    const takeBy = (deadlineMillis: number): Effect.Effect<boolean> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.clockWith((clock) => {
+          const now = clock.currentTimeMillisUnsafe()
+          const waitMillis = reserveAt(now)
+          if (waitMillis === 0) return tokenTaken
+          firstInLineWaiting += 1
+          noneWaiting.closeUnsafe()
+          const leftMillis = Math.max(0, deadlineMillis - now)
+          const waited =
+            waitMillis <= leftMillis
+              ? Effect.as(restore(waitForToken(waitMillis)), true)
+              : Effect.andThen(restore(waitForToken(leftMillis)), deadlinePassed)
+          return Effect.ensuring(waited, waitedFor)
+        }),
+      )
+
     /** Yields until the turn of a yielding call to reserve its token. */
     const awaitTurn = Effect.fnUntraced(function* (queued: () => number) {
       const since = yield* Clock.currentTimeMillis
@@ -176,5 +207,5 @@ export const make = (rate: TokenRate, yieldLimitMs: number = defaultYieldLimitMs
         ),
       )
 
-    return { take, takeYielding, yieldingCalls: () => yielding }
+    return { take, takeBy, takeYielding, yieldingCalls: () => yielding }
   })

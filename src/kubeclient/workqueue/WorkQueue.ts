@@ -107,22 +107,26 @@ export const make = <K>(backoff: BackoffPolicy): Effect.Effect<WorkQueue<K>, nev
         : awaitSignal.pipe(Effect.flatMap(() => get))
     })
 
+    const processed = Effect.succeed(true)
+    const stopped = Effect.succeed(false)
+
+    /** The next key through `handler`, or `false` once shut down; runs with interruption masked but in `restore`. */
+    const processFrom = <E, R>(
+      handler: (key: K) => Effect.Effect<void, E, R>,
+      restore: <A, E1, R1>(effect: Effect.Effect<A, E1, R1>) => Effect.Effect<A, E1, R1>,
+    ): Effect.Effect<boolean, E, R> => {
+      const key = state.get()
+      if (key !== undefined) {
+        return Effect.andThen(Effect.ensuring(restore(handler(key)), done(key)), processed)
+      }
+      if (state.isShutDown || state.drained) {
+        return stopped
+      }
+      return Effect.flatMap(restore(awaitSignal), () => processFrom(handler, restore))
+    }
+
     const processNext = <E, R>(handler: (key: K) => Effect.Effect<void, E, R>): Effect.Effect<boolean, E, R> =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function* () {
-          while (true) {
-            const key = state.get()
-            if (key !== undefined) {
-              yield* restore(handler(key)).pipe(Effect.ensuring(done(key)))
-              return true
-            }
-            if (state.isShutDown || state.drained) {
-              return false
-            }
-            yield* restore(awaitSignal)
-          }
-        }),
-      )
+      Effect.uninterruptibleMask((restore) => processFrom(handler, restore))
 
     const done = (key: K): Effect.Effect<void> =>
       Effect.sync(() => {

@@ -1,4 +1,3 @@
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -54,6 +53,9 @@ export interface NvidiaSmiReader {
 /** Enough of stdout to recognise a document or a failure message, as `decideCommandOutcome` expects. */
 const headBytes = 64 * 1024
 
+/** One decoder for every output: a whole buffer at a time, so it keeps no state between outputs. */
+const utf8 = new TextDecoder("utf-8")
+
 /** Keeps the first `limit` bytes of a stream of chunks. */
 class OutputHead {
   private readonly chunks: Array<Buffer> = []
@@ -76,7 +78,7 @@ class OutputHead {
 
   /** Decoded once, on first use: a successful XML run never needs it. */
   text(): string {
-    this.decoded ??= new TextDecoder("utf-8").decode(Buffer.concat(this.chunks, this.kept))
+    this.decoded ??= utf8.decode(Buffer.concat(this.chunks, this.kept))
     return this.decoded
   }
 }
@@ -104,45 +106,46 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   const formats = new Map<string, OutputFormat>()
   const refusedFields = new Map<string, ReadonlySet<string>>()
 
-  const run = Effect.fnUntraced(function* (
+  const run = (
     pod: DevicePluginPod,
     format: OutputFormat,
     refused: ReadonlySet<string>,
     deadlineMillis: number,
-  ) {
-    const xml = format === "xml" ? new XmlReadingParser({ maxBytes: options.maxOutputBytes }) : undefined
-    const head = new OutputHead(format === "xml" ? headBytes : options.maxOutputBytes)
-    const now = yield* Clock.currentTimeMillis
-    const result = yield* runInPod({
-      namespace: pod.namespace,
-      pod: pod.name,
-      container: options.container,
-      argv: execArgvFor(options.binary ?? plainNvidiaSmi, queryArgvFor(format, refused)),
-      maxOutputBytes: options.maxOutputBytes,
-      onStdout: (chunk) => {
-        xml?.write(chunk)
-        head.push(chunk)
-      },
-      timeout: Duration.millis(Math.max(0, deadlineMillis - now)),
-    }).pipe(
-      // For nvidia-smi, more output than the cap is the parser's `output-too-large`, whatever the format.
-      Effect.catchTag("OutputCapExceeded", (capped) =>
-        Effect.fail(
-          failureOfNvsmi(new OutputTooLarge({ maxBytes: capped.maxBytes, receivedBytes: capped.receivedBytes })),
+  ): Effect.Effect<Run, ReadFailure, KubeApi | ServiceMetrics> =>
+    Effect.clockWith((clock) => {
+      const xml = format === "xml" ? new XmlReadingParser({ maxBytes: options.maxOutputBytes }) : undefined
+      const head = new OutputHead(format === "xml" ? headBytes : options.maxOutputBytes)
+      return runInPod({
+        namespace: pod.namespace,
+        pod: pod.name,
+        container: options.container,
+        argv: execArgvFor(options.binary ?? plainNvidiaSmi, queryArgvFor(format, refused)),
+        maxOutputBytes: options.maxOutputBytes,
+        onStdout: (chunk) => {
+          xml?.write(chunk)
+          head.push(chunk)
+        },
+        timeout: Duration.millis(Math.max(0, deadlineMillis - clock.currentTimeMillisUnsafe())),
+      }).pipe(
+        // For nvidia-smi, more output than the cap is the parser's `output-too-large`, whatever the format.
+        Effect.catchTag("OutputCapExceeded", (capped) =>
+          Effect.fail(
+            failureOfNvsmi(new OutputTooLarge({ maxBytes: capped.maxBytes, receivedBytes: capped.receivedBytes })),
+          ),
         ),
-      ),
-    )
-    const finished: Run = {
-      exitCode: result.exitCode,
-      stdoutHead: () => head.text(),
-      stderr: result.stderrHint,
-      parse: () =>
-        xml === undefined
-          ? parseCsvReading(head.text(), { fields: queryFieldsFor(refused), wholeOutput: true })
-          : xml.end(),
-    }
-    return finished
-  })
+        Effect.map(
+          (result): Run => ({
+            exitCode: result.exitCode,
+            stdoutHead: () => head.text(),
+            stderr: result.stderrHint,
+            parse: () =>
+              xml === undefined
+                ? parseCsvReading(head.text(), { fields: queryFieldsFor(refused), wholeOutput: true })
+                : xml.end(),
+          }),
+        ),
+      )
+    })
 
   // Untraced: a named Effect.fn captures a stack trace and opens a span on every reading.
   const read = Effect.fnUntraced(function* (pod: DevicePluginPod, deadlineMillis: number, driverBranch?: number) {

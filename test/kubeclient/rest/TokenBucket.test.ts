@@ -59,6 +59,53 @@ describe("TokenBucket", () => {
     }),
   )
 
+  it.effect("takeBy takes the token when it comes before the deadline", () =>
+    Effect.gen(function* () {
+      const bucket = yield* TokenBucket.make({ qps: 2, burst: 1 })
+      assert.isTrue(yield* bucket.takeBy(0))
+      const waiting = yield* Effect.forkChild(bucket.takeBy(500))
+      yield* TestClock.adjust("499 millis")
+      assert.isUndefined(waiting.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      assert.isTrue(yield* Fiber.join(waiting))
+    }),
+  )
+
+  it.effect("takeBy answers false at the deadline when the token comes later, and gives the token back", () =>
+    Effect.gen(function* () {
+      const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 })
+      yield* bucket.take
+      const late = yield* Effect.forkChild(bucket.takeBy(300))
+      yield* TestClock.adjust("299 millis")
+      assert.isUndefined(late.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      assert.isFalse(yield* Fiber.join(late))
+      // The token it reserved is there again for the next caller, due when the first was.
+      const next = yield* Effect.forkChild(bucket.take)
+      yield* TestClock.adjust("699 millis")
+      assert.isUndefined(next.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(next)
+    }),
+  )
+
+  it.effect(
+    "a takeBy waiting for its token keeps the yielding calls back, and gives its token back when interrupted",
+    () =>
+      Effect.gen(function* () {
+        const bucket = yield* TokenBucket.make({ qps: 1, burst: 1 }, 10_000)
+        yield* bucket.take
+        const waiting = yield* Effect.forkChild(bucket.takeBy(5_000))
+        const yielding = yield* Effect.forkChild(bucket.takeYielding(noneQueued))
+        yield* TestClock.adjust("100 millis")
+        assert.isUndefined(yielding.pollUnsafe())
+        yield* Fiber.interrupt(waiting)
+        // With nothing waiting any more, the yielding call takes the token the interrupted one gave back.
+        yield* TestClock.adjust("900 millis")
+        yield* Fiber.join(yielding)
+      }),
+  )
+
   it("a yielding call reserves a spare token, one no take waits for, or any once it has yielded for the limit", () => {
     const empty = TokenBucket.reserveToken(TokenBucket.fullBucket({ qps: 2, burst: 1 }, 0), { qps: 2, burst: 1 }, 0)[1]
     const full = TokenBucket.fullBucket(rate, 0)

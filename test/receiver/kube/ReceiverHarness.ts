@@ -112,10 +112,15 @@ export const startHarness = (options: HarnessOptions = {}): Effect.Effect<Harnes
           labelPatches.push({ node, labels })
           return api.patchNodeLabels(node, labels, readingsQueued)
         }).pipe(Effect.tap(() => Effect.sync(() => callsThrough.push({ call: "patch", name: node })))),
-      exec: (call) =>
+      exec: (call, deadlineMillis) =>
         Effect.suspend(() => {
           execs.push({ pod: call.pod, container: call.container, argv: [...call.argv] })
-          return api.exec(call)
+          return api.exec(call, deadlineMillis)
+        }).pipe(Effect.tap(() => Effect.sync(() => callsThrough.push({ call: "exec", name: call.pod })))),
+      openExec: (call, deadlineMillis) =>
+        Effect.suspend(() => {
+          execs.push({ pod: call.pod, container: call.container, argv: [...call.argv] })
+          return api.openExec(call, deadlineMillis)
         }).pipe(Effect.tap(() => Effect.sync(() => callsThrough.push({ call: "exec", name: call.pod })))),
     })
     const { recorded, layer } = recordingMetrics()
