@@ -22,6 +22,7 @@ import { storeHost } from "./InventoryStoreHost.ts"
 import * as PipelineTerm from "./PipelineTerm.ts"
 import * as ServiceShutdown from "./ServiceShutdown.ts"
 import { serviceTelemetry } from "./ServiceTelemetry.ts"
+import * as StartupHeapGrowth from "./StartupHeapGrowth.ts"
 import * as TermReadiness from "./TermReadiness.ts"
 
 export interface GpuSerialsServiceOptions {
@@ -204,6 +205,10 @@ const run = Effect.fnUntraced(function* (options: GpuSerialsServiceOptions, flee
   const { config } = options
   const metrics = yield* ServiceMetrics
   const server = yield* HealthServer
+  yield* StartupHeapGrowth.relaxedUntilReady(StartupHeapGrowth.v8HeapGrowth, {
+    ...StartupHeapGrowth.defaultStartupHeapGrowthOptions,
+    startedWith: StartupHeapGrowth.startedHeapGrowingPercent(process.execArgv),
+  })
   const registry = options.registry ?? ComponentRegistry.make(builtinComponents)
   const settings = { clusterName: config.clusterName, serviceVersion: options.serviceVersion }
   const shutdown = yield* ServiceShutdown.make
