@@ -31,6 +31,13 @@ LABEL org.opencontainers.image.title="gpu-serials" \
       org.opencontainers.image.base.digest="sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d"
 WORKDIR /app
 ENV NODE_ENV=production
+# glibc's malloc: at most 2 arenas instead of 8 a core, and blocks of 128 KiB and more always mapped apart
+# (a fixed threshold, which glibc otherwise raises up to 32 MB once such a block is freed). With the
+# defaults, the memory the threads freed stayed in their arenas and the large buffers' in the heap, and
+# the RSS rose 0.2-0.3 MB/min for hours over a flat heap; with both it stayed flat (docs/benchmarks.md,
+# "A long soak"; `npm run bench` runs the service with the MALLOC_ settings written here, one a line).
+ENV MALLOC_ARENA_MAX=2
+ENV MALLOC_MMAP_THRESHOLD_=131072
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /build/dist ./dist

@@ -82,6 +82,20 @@ describe("Dockerfile", () => {
     }
   })
 
+  it("sets glibc's malloc to 2 arenas and a fixed mmap threshold, one ENV line each as the benches read them, justified in docs/benchmarks.md", () => {
+    const allocator = Object.entries(pairsOf(instructionsOf(image, "ENV").join(" "))).filter(([name]) =>
+      name.startsWith("MALLOC_"),
+    )
+    expect(allocator).toEqual([
+      ["MALLOC_ARENA_MAX", "2"],
+      ["MALLOC_MMAP_THRESHOLD_", "131072"],
+    ])
+    for (const [name, value] of allocator) {
+      expect(dockerfile).toMatch(new RegExp(`^ENV ${name}=${value}$`, "m"))
+      expect(read("docs/benchmarks.md")).toContain(`${name}=${value}`)
+    }
+  })
+
   it("compiles every folder the build's tsconfig includes, with the types of the demo's simulated cluster", () => {
     const include = (JSON.parse(read("tsconfig.build.json")) as { include: ReadonlyArray<string> }).include
     const copied = contextSources(stages[0])
