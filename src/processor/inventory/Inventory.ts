@@ -10,13 +10,14 @@ import {
 } from "../../domain/HealthVerdict.ts"
 import { type InventoryChange, remove, upsert } from "../../domain/InventoryChange.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
-import { type GpuFacts, type KnownGpu, knownGpuEvent, sameFacts } from "../../domain/KnownGpu.ts"
+import { type GpuFacts, type KnownGpu, knownGpuEvent, reportedAt, sameFacts } from "../../domain/KnownGpu.ts"
 import type { NodeObservation, PodRef } from "../../domain/NodeObservation.ts"
 import { machineIdentity } from "../../domain/ProviderId.ts"
 import type { InventorySnapshot } from "../../metrics/ServiceMetrics.ts"
 import type { InventoryConfig } from "./InventoryConfig.ts"
 import { provesAbsent } from "./ReadingCoverage.ts"
 import { ShardedIndex, type ShardedIndexEdit } from "./ShardedIndex.ts"
+import { SharedGpuFacts } from "./SharedGpuFacts.ts"
 import { SharedVerdicts } from "./SharedVerdicts.ts"
 
 /**
@@ -105,6 +106,11 @@ export type InventoryRules = Pick<InventoryConfig, "reportIntervalMs" | "removal
    * equal verdicts are shared within a reading only.
    */
   readonly verdicts?: SharedVerdicts
+  /**
+   * Where the texts and platforms many GPUs repeat are kept once across readings (the processor holds one);
+   * without it, they are shared within a reading only.
+   */
+  readonly facts?: SharedGpuFacts
 }
 
 export const empty: Inventory = { nodes: ShardedIndex.empty(), locations: ShardedIndex.empty() }
@@ -143,12 +149,8 @@ const knownNode = (
   }
 }
 
-/** The GPU as the inventory keeps it: its health signals live in the verdict, not twice. */
-const withoutSignals = (gpu: Gpu): Gpu => {
-  if (gpu.health === undefined) return gpu
-  const { health: _signals, ...kept } = gpu
-  return kept
-}
+/** How many repeated facts one reading can hold apart, without a table kept across readings. */
+const readingFactsBound = 256
 
 /** How many verdicts and details one reading can hold apart: 8 GPUs of 4 or 5 kinds of detail each, and more. */
 const readingVerdictsBound = 256
@@ -224,9 +226,11 @@ type NodeGone = Extract<NodeObservation, { readonly _tag: "NodeGone" }>
 type ClusterListed = Extract<NodeObservation, { readonly _tag: "ClusterListed" }>
 
 const read = (state: Inventory, observation: NodeRead, settings: InventoryRules): Transition => {
-  const { node, pod, time, reading } = observation
+  const { node, time, reading } = observation
   const entry = state.nodes.get(node.name)
   if (entry?.lastRead !== undefined && time < entry.lastRead) return unchanged(state)
+  const repeated = settings.facts ?? new SharedGpuFacts(readingFactsBound)
+  const pod: PodRef = { namespace: repeated.text(observation.pod.namespace), name: observation.pod.name }
   const machine = machineIdentity(node.providerId).machine
   const providerId = node.providerId === undefined || node.providerId.trim() === "" ? undefined : node.providerId
   const shared = sharedSerials(reading.gpus)
@@ -252,14 +256,19 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
     reported.add(gpu.uuid)
     const health = verdicts.get(gpu.uuid)
     const facts: GpuFacts = {
-      gpu: withoutSignals(gpu),
-      ...(reading.driverVersion === undefined ? {} : { driverVersion: reading.driverVersion }),
-      ...(reading.cudaVersion === undefined ? {} : { cudaVersion: reading.cudaVersion }),
+      gpu: repeated.gpu(gpu),
+      ...(reading.driverVersion === undefined ? {} : { driverVersion: repeated.text(reading.driverVersion) }),
+      ...(reading.cudaVersion === undefined ? {} : { cudaVersion: repeated.text(reading.cudaVersion) }),
       ...(providerId === undefined ? {} : { providerId }),
       serialShared: gpu.serial !== undefined && shared.has(gpu.serial),
     }
+    // One literal of every field, in the order of `facts` and then the rest: V8 sizes it for them all.
     const located = (firstSeen: Date, lastReported: Date): KnownGpu => ({
-      ...facts,
+      gpu: facts.gpu,
+      ...(facts.driverVersion === undefined ? {} : { driverVersion: facts.driverVersion }),
+      ...(facts.cudaVersion === undefined ? {} : { cudaVersion: facts.cudaVersion }),
+      ...(facts.providerId === undefined ? {} : { providerId: facts.providerId }),
+      serialShared: facts.serialShared,
       uuid: gpu.uuid,
       node: node.name,
       ...(node.uid === undefined ? {} : { nodeUid: node.uid }),
@@ -469,7 +478,7 @@ export const tick = (state: Inventory, now: Date, settings: InventoryRules): Tra
         gpus.set(known.uuid, known)
         continue
       }
-      const next: KnownGpu = { ...known, lastReported: now }
+      const next = reportedAt(known, now)
       events.push(
         knownGpuEvent({
           known: next,

@@ -37,6 +37,7 @@ import {
   transition,
 } from "./Inventory.ts"
 import { type InventoryConfig, inventorySettings, storeSetting } from "./InventoryConfig.ts"
+import { SharedGpuFacts } from "./SharedGpuFacts.ts"
 import { SharedVerdicts } from "./SharedVerdicts.ts"
 
 export interface InventoryProcessorOptions {
@@ -59,6 +60,9 @@ export interface InventoryProcessorOptions {
  * share (healthy, one per product and driver) stay kept; the rare ones go when the table starts anew.
  */
 const sharedVerdictsBound = 512
+
+/** How many repeated GPU facts (names, versions, bus ids; platforms apart) the inventory keeps once across readings. */
+const sharedFactsBound = 1024
 
 /** Attempts to load the store at start before the processor gives up starting. */
 const loadAttempts = 3
@@ -111,6 +115,7 @@ export class InventoryProcessor extends Context.Service<
     const settings: InventoryRules = {
       ...options.settings,
       verdicts: options.settings.verdicts ?? new SharedVerdicts(sharedVerdictsBound),
+      facts: options.settings.facts ?? new SharedGpuFacts(sharedFactsBound),
     }
     const metrics = yield* ServiceMetrics
     const storeTimeout = options.storeTimeout ?? Duration.seconds(10)
