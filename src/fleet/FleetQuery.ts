@@ -2,7 +2,7 @@ import type { GpuRecord } from "../domain/GpuRecord.ts"
 import { inventoryEventKinds } from "../domain/InventoryEventKind.ts"
 import { chassisOf, type KnownGpu } from "../domain/KnownGpu.ts"
 import { machineIdentity } from "../domain/ProviderId.ts"
-import { type FleetGpu, type FleetView, uuidKey } from "./FleetView.ts"
+import { type FleetGpu, type FleetView, uuidKey, uuidKeyStartsWith } from "./FleetView.ts"
 
 /** A request parameter the API cannot take: answered 400 `bad-parameter` naming it. */
 export interface BadParameter {
@@ -273,7 +273,7 @@ const testsOf = (query: GpuQuery, by: keyof GpuQuery | undefined): ReadonlyArray
         entry.serialKey.startsWith(q) ||
         entry.nodeKey.startsWith(q) ||
         entry.chassisKey.startsWith(q) ||
-        entry.uuidKey.startsWith(uuidPrefix),
+        uuidKeyStartsWith(entry.known.uuid, uuidPrefix),
     )
   }
   const exact = (name: "serial" | "node" | "chassis", field: "serialKey" | "nodeKey" | "chassisKey") => {
@@ -285,7 +285,7 @@ const testsOf = (query: GpuQuery, by: keyof GpuQuery | undefined): ReadonlyArray
   exact("chassis", "chassisKey")
   if (query.uuid !== undefined && by !== "uuid") {
     const key = uuidKey(query.uuid)
-    tests.push((entry) => entry.uuidKey === key)
+    tests.push((entry) => uuidKey(entry.known.uuid) === key)
   }
   const model = query.model?.toLowerCase()
   if (model !== undefined) tests.push((entry) => entry.productKey.includes(model))
@@ -336,7 +336,9 @@ export const findGpus = (view: FleetView, query: GpuQuery): Page<FleetGpu> => {
     return {
       items,
       total: order.length,
-      ...(from + items.length < order.length && last !== undefined ? { nextCursor: encodeCursor(last.order) } : {}),
+      ...(from + items.length < order.length && last !== undefined
+        ? { nextCursor: encodeCursor(view.orderKeyOf(last)) }
+        : {}),
     }
   }
 
@@ -354,12 +356,10 @@ export const findGpus = (view: FleetView, query: GpuQuery): Page<FleetGpu> => {
       const entry = view.gpus.get(uuid)
       if (entry !== undefined && passes(entry)) matched.push(entry)
     }
-    matched.sort((a, b) => compareKeys(a.order, b.order))
+    matched.sort((a, b) => view.compareOrder(a, b))
   }
-  return pageOf(matched, (entry) => entry.order, query)
+  return pageOf(matched, (entry) => view.orderKeyOf(entry), query)
 }
-
-const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 /** One page of sorted `items` after the cursor's key. */
 const pageOf = <T>(
@@ -404,12 +404,12 @@ export const nodeItem = (view: FleetView, name: string) => {
     machine ??= known.machine
   }
   machine ??= machineIdentity(reading?.providerId).machine
-  const first = uuids === undefined ? undefined : view.gpus.get(uuids.values().next().value ?? "")
+  const first = uuids === undefined ? undefined : view.gpus.get(uuids[0] ?? "")
   return {
     name,
     ...(first === undefined ? {} : { cluster: first.cluster }),
     machine,
-    gpus: uuids?.size ?? 0,
+    gpus: uuids?.length ?? 0,
     health,
     chassis: [...chassis].sort(),
     ...(reading === undefined
@@ -448,7 +448,7 @@ export const nodeDetail = (view: FleetView, name: string) => {
       const entry = view.gpus.get(uuid)
       return entry === undefined ? [] : [entry]
     })
-    .sort((a, b) => compareKeys(a.order, b.order))
+    .sort((a, b) => view.compareOrder(a, b))
   const providerId = reading?.providerId ?? gpus[0]?.known.providerId
   return {
     ...nodeItem(view, name),

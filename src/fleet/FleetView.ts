@@ -8,7 +8,11 @@ import type { NodeObservation } from "../domain/NodeObservation.ts"
 import { SharedValues } from "./SharedValues.ts"
 import { SortedKeys } from "./SortedKeys.ts"
 
-/** One GPU as the fleet API knows it: the inventory's entry and when it arrived on its current node. */
+/**
+ * One GPU as the fleet API knows it: the inventory's entry and when it arrived on its current node. Its
+ * place in list answers (`FleetView.orderKeyOf`) and its UUID as the index keeps it (`uuidKey`) come from
+ * the entry when asked for, not kept: at 46,000 GPUs they were 6 MB of strings.
+ */
 export interface FleetGpu {
   readonly known: KnownGpu
   /** The cluster the GPU is in: the view's own, or on a hub the cluster of its last record. */
@@ -17,11 +21,8 @@ export interface FleetGpu {
   readonly place: string
   /** When it arrived on its current node, or was first seen. */
   readonly since: Date
-  /** Its place in list answers (`orderKey`). */
-  readonly order: string
-  /** Lower-cased, for searches: serial ("" when none), UUID without `GPU-`, node, chassis ("" when none), product. */
+  /** Lower-cased, for searches: serial ("" when none), node, chassis ("" when none), product. */
   readonly serialKey: string
-  readonly uuidKey: string
   readonly nodeKey: string
   readonly chassisKey: string
   readonly productKey: string
@@ -93,8 +94,9 @@ const sharedValuesBounds = { names: 100_000, times: 4096 }
 
 /**
  * Lower-cased names shared by many GPUs (a node's, a chassis', a product's), kept once while a GPU of the
- * view uses them: a fleet has far fewer of them than GPUs, and a churning one names new nodes all along,
- * so a name goes with its last GPU. Bounded; past the bound a name is lower-cased on its own.
+ * view uses them (a name in lower case already is its own): a fleet has far fewer of them than GPUs, and
+ * a churning one names new nodes all along, so a name goes with its last GPU. Bounded; past the bound a
+ * name is lower-cased on its own.
  */
 class SharedLower {
   private readonly names = new Map<string, { readonly lowered: string; users: number }>()
@@ -107,6 +109,8 @@ class SharedLower {
       return known.lowered
     }
     const lowered = lower(text)
+    // A name in lower case already (a Kubernetes node's always is) is its own key: nothing to share.
+    if (lowered === text) return text
     if (this.names.size < sharedNamesBound) this.names.set(text, { lowered, users: 1 })
     return lowered
   }
@@ -135,18 +139,46 @@ const sharedNamesOf = (known: KnownGpu): readonly [string, string, string] => [
   known.gpu.product ?? "",
 ]
 
+/** Whether a UUID starts with `GPU-`, in any case: the prefix its key goes without. */
+const gpuPrefixed = (uuid: string): boolean => /^gpu-/i.test(uuid)
+
 /** The UUID as the prefix index keeps it: lower case, without `GPU-`. */
-export const uuidKey = (uuid: string): string => {
-  // Cut before lower-casing: a cut of the lower-cased text would keep that whole text too. A UUID in lower
-  // case already (as nvidia-smi writes them) stays a cut of the UUID, which the view holds anyway.
-  const rest = /^gpu-/i.test(uuid) ? uuid.slice(4) : uuid
-  const key = lower(rest)
-  return key === rest ? rest : key
+export const uuidKey = (uuid: string): string => lower(gpuPrefixed(uuid) ? uuid.slice(4) : uuid)
+
+/** Whether the UUID's key (`uuidKey`) starts with `prefix`, a lower-cased text, without making the key. */
+export const uuidKeyStartsWith = (uuid: string, prefix: string): boolean => {
+  const from = gpuPrefixed(uuid) ? 4 : 0
+  if (uuid.length - from < prefix.length) return false
+  for (let at = 0; at < prefix.length; at++) {
+    let code = uuid.charCodeAt(from + at)
+    // Beyond ASCII, lower-casing is Unicode's: the key itself decides.
+    if (code > 0x7f) return uuidKey(uuid).startsWith(prefix)
+    if (code >= 0x41 && code <= 0x5a) code += 0x20
+    if (code !== prefix.charCodeAt(at)) return false
+  }
+  return true
 }
 
 /** The order of list answers: node name, then index, then UUID. */
 export const orderKey = (known: KnownGpu): string =>
-  `${known.node}\u0000${String(known.gpu.index).padStart(6, "0")}\u0000${known.uuid}`
+  `${known.node}\u0000${paddedIndex(known.gpu.index)}\u0000${known.uuid}`
+
+const paddedIndex = (index: number): string => String(index).padStart(6, "0")
+
+const compareTexts = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Two indexes as their padded texts compare in `orderKey`: as numbers below a million, the most a key pads to. */
+const compareIndexes = (a: number, b: number): number =>
+  a >= 0 && b >= 0 && a < 1_000_000 && b < 1_000_000 && Number.isInteger(a) && Number.isInteger(b)
+    ? a - b
+    : compareTexts(paddedIndex(a), paddedIndex(b))
+
+/**
+ * Two GPUs in the order of their `orderKey`s, without making them: the keys' parts are joined by U+0000,
+ * which sorts before any character of a name, so comparing part by part is comparing the keys.
+ */
+export const compareOrder = (a: KnownGpu, b: KnownGpu): number =>
+  compareTexts(a.node, b.node) || compareIndexes(a.gpu.index, b.gpu.index) || compareTexts(a.uuid, b.uuid)
 
 /** A hub's node: `<cluster>/<node>`; a node name has no `/`, so the two parts are always told apart. */
 export const clusterNode = (cluster: string, node: string): string => `${cluster}/${node}`
@@ -160,20 +192,21 @@ export const clusterNode = (cluster: string, node: string): string => `${cluster
 export class FleetView {
   readonly gpus = new Map<string, FleetGpu>()
   readonly bySerial = new SortedKeys((uuid) => orUndefined(this.gpus.get(uuid)?.serialKey))
-  readonly byUuid = new SortedKeys((uuid) => this.gpus.get(uuid)?.uuidKey)
+  readonly byUuid = new SortedKeys((uuid) => (this.gpus.has(uuid) ? uuidKey(uuid) : undefined))
   readonly byNode = new SortedKeys((uuid) => this.gpus.get(uuid)?.nodeKey)
   readonly byChassis = new SortedKeys((uuid) => orUndefined(this.gpus.get(uuid)?.chassisKey))
-  readonly order = new SortedKeys((uuid) => this.gpus.get(uuid)?.order)
-  /** Each index with the field of an entry it is kept by. */
+  readonly order = new SortedKeys((uuid) => {
+    const entry = this.gpus.get(uuid)
+    return entry === undefined ? undefined : this.orderKeyOf(entry)
+  })
+  /** Each index kept by a field of an entry, with that field. */
   private readonly indexes = [
     [this.bySerial, "serialKey"],
-    [this.byUuid, "uuidKey"],
     [this.byNode, "nodeKey"],
     [this.byChassis, "chassisKey"],
-    [this.order, "order"],
   ] as const
-  /** GPUs by node name. */
-  readonly nodeGpus = new Map<string, Set<string>>()
+  /** GPUs by node name, in the order they came: a node holds a handful, so a list is smaller than a set. */
+  readonly nodeGpus = new Map<string, Array<string>>()
   readonly readings = new Map<string, LastReading>()
   private nodeNames: Array<string> | undefined
   private ordered: Array<FleetGpu> | undefined
@@ -263,6 +296,20 @@ export class FleetView {
     this.ordered = undefined
   }
 
+  /** The GPU's place in list answers: node name, index and UUID, after its cluster on a hub. */
+  orderKeyOf(entry: FleetGpu): string {
+    return this.options.acrossClusters === true
+      ? `${entry.cluster}\u0000${orderKey(entry.known)}`
+      : orderKey(entry.known)
+  }
+
+  /** Two GPUs in list order, as their `orderKeyOf` compare, without making the keys. */
+  compareOrder(a: FleetGpu, b: FleetGpu): number {
+    return (
+      (this.options.acrossClusters === true ? compareTexts(a.cluster, b.cluster) : 0) || compareOrder(a.known, b.known)
+    )
+  }
+
   /** Every GPU in list order (node, index, UUID); kept until a GPU arrives, leaves or changes place. */
   orderedGpus(): ReadonlyArray<FleetGpu> {
     if (this.ordered === undefined) {
@@ -346,19 +393,14 @@ export class FleetView {
     const since =
       before === undefined ? (arrived ?? known.firstSeen) : before.place === place ? before.since : known.lastSeen
     const [node, chassis, product] = sharedNamesOf(known)
-    // A key equal to the entry's is the entry's string: the indexes hold that one already.
-    const kept = (key: string, held: string | undefined): string => (key === held ? held : key)
+    const serialKey = lower(known.gpu.serial ?? "")
     const fields: FleetGpu = {
       known,
       cluster,
       place,
       since,
-      order: kept(
-        this.options.acrossClusters === true ? `${cluster}\u0000${orderKey(known)}` : orderKey(known),
-        before?.order,
-      ),
-      serialKey: kept(lower(known.gpu.serial ?? ""), before?.serialKey),
-      uuidKey: kept(uuidKey(known.uuid), before?.uuidKey),
+      // A key equal to the entry's is the entry's string.
+      serialKey: serialKey === before?.serialKey ? before.serialKey : serialKey,
       nodeKey: this.shared.hold(node),
       chassisKey: this.shared.hold(chassis),
       productKey: this.shared.hold(product),
@@ -368,13 +410,17 @@ export class FleetView {
     for (const [index, field] of this.indexes) {
       if (before === undefined) index.changing(known.uuid, undefined)
       else if (before[field] !== fields[field]) {
-        index.changing(
-          known.uuid,
-          field === "serialKey" || field === "chassisKey" ? orUndefined(before[field]) : before[field],
-        )
+        index.changing(known.uuid, field === "nodeKey" ? before[field] : orUndefined(before[field]))
       }
     }
-    if (before === undefined || before.order !== fields.order) this.ordered = undefined
+    if (before === undefined) {
+      this.byUuid.changing(known.uuid, undefined)
+      this.order.changing(known.uuid, undefined)
+      this.ordered = undefined
+    } else if (this.compareOrder(before, fields) !== 0) {
+      this.order.changing(known.uuid, this.orderKeyOf(before))
+      this.ordered = undefined
+    }
     const beforeNode = before?.place
     // One entry per GPU for its lifetime here, changed in place: the cached list order can hold it.
     if (before === undefined) this.gpus.set(known.uuid, fields)
@@ -383,9 +429,9 @@ export class FleetView {
     if (beforeNode === undefined || beforeNode !== place) {
       const onNode = this.nodeGpus.get(place)
       if (onNode === undefined) {
-        this.nodeGpus.set(place, new Set([known.uuid]))
+        this.nodeGpus.set(place, [known.uuid])
         if (!this.readings.has(place)) this.nodeNames = undefined
-      } else onNode.add(known.uuid)
+      } else if (!onNode.includes(known.uuid)) onNode.push(known.uuid)
     }
   }
 
@@ -393,10 +439,10 @@ export class FleetView {
     const before = this.gpus.get(uuid)
     if (before === undefined) return
     this.bySerial.changing(uuid, orUndefined(before.serialKey))
-    this.byUuid.changing(uuid, before.uuidKey)
+    this.byUuid.changing(uuid, uuidKey(uuid))
     this.byNode.changing(uuid, before.nodeKey)
     this.byChassis.changing(uuid, orUndefined(before.chassisKey))
-    this.order.changing(uuid, before.order)
+    this.order.changing(uuid, this.orderKeyOf(before))
     this.ordered = undefined
     this.gpus.delete(uuid)
     for (const name of sharedNamesOf(before.known)) this.shared.release(name)
@@ -406,8 +452,9 @@ export class FleetView {
   private leaveNode(node: string, uuid: string): void {
     const onNode = this.nodeGpus.get(node)
     if (onNode === undefined) return
-    onNode.delete(uuid)
-    if (onNode.size === 0) {
+    const at = onNode.indexOf(uuid)
+    if (at >= 0) onNode.splice(at, 1)
+    if (onNode.length === 0) {
       this.nodeGpus.delete(node)
       if (!this.readings.has(node)) this.nodeNames = undefined
     }

@@ -2,13 +2,14 @@
 const settleAtLeast = 4096
 
 /**
- * A sorted array of (key, id) pairs, ordered by key then id, with prefix and exact ranges found by binary
- * search. Changes wait in a set and are applied on the next read (or once many wait): a few by insertion into the array,
- * more by sorting them alone and merging them in one pass, so loading a whole fleet costs one sort and
- * a trickle of changes costs a memory move each, never a sort of the whole fleet per request.
+ * A sorted array of ids, ordered by their keys then by id, with prefix and exact ranges found by binary
+ * search. The keys are not kept: each is read from its owner's data (`keyOf`) when the search needs it, so
+ * an index costs a fleet one array slot per id. Changes wait in a map with the key the array holds for each
+ * id and are applied on the next read (or once many wait): a few by insertion into the array, more by
+ * sorting them alone and merging them in one pass, so loading a whole fleet costs one sort and a trickle of
+ * changes costs a memory move each, never a sort of the whole fleet per request.
  */
 export class SortedKeys {
-  private keys: Array<string> = []
   private ids: Array<string> = []
   /** Ids whose key changed since the array was last settled, with the key the array holds for them (undefined: none). */
   private readonly changed = new Map<string, string | undefined>()
@@ -28,12 +29,11 @@ export class SortedKeys {
     if (this.changed.has(id)) return
     // Settled without a read once an eighth of the array waits, so an index no one reads (a hub's, loading
     // its fleet) does not hold a second map of every id; the ids waiting have their new keys already.
-    if (this.changed.size >= Math.max(settleAtLeast, this.keys.length >>> 3)) this.settle()
+    if (this.changed.size >= Math.max(settleAtLeast, this.ids.length >>> 3)) this.settle()
     this.changed.set(id, before)
   }
 
   clear(): void {
-    this.keys = []
     this.ids = []
     this.changed.clear()
   }
@@ -47,23 +47,23 @@ export class SortedKeys {
   /** The ids whose key starts with `prefix` (every id for ""), in order. */
   prefix(prefix: string): ReadonlyArray<string> {
     this.settle()
-    const from = this.lowerBound(prefix, "")
-    const to = this.lowerBound(`${prefix}\uffff`, "")
+    const from = this.position(prefix, "")
+    const to = this.position(`${prefix}\uffff`, "")
     return this.ids.slice(from, to)
   }
 
   /** How many ids have a key starting with `prefix`, without copying them. */
   countPrefix(prefix: string): number {
     this.settle()
-    return this.lowerBound(`${prefix}\uffff`, "") - this.lowerBound(prefix, "")
+    return this.position(`${prefix}\uffff`, "") - this.position(prefix, "")
   }
 
   /** The ids whose key is exactly `key`, in id order. */
   exact(key: string): ReadonlyArray<string> {
     this.settle()
-    const from = this.lowerBound(key, "")
+    const from = this.position(key, "")
     let to = from
-    while (to < this.keys.length && this.keys[to] === key) to++
+    while (to < this.ids.length && this.heldKey(this.ids[to] as string) === key) to++
     return this.ids.slice(from, to)
   }
 
@@ -75,12 +75,23 @@ export class SortedKeys {
 
   /** The first position whose (key, id) is not below (`key`, `id`). */
   lowerBound(key: string, id: string): number {
+    this.settle()
+    return this.position(key, id)
+  }
+
+  /** The key the array is ordered by for `id`: the one it had before its change, while the change waits. */
+  private heldKey(id: string): string | undefined {
+    return this.changed.has(id) ? this.changed.get(id) : this.keyOf(id)
+  }
+
+  private position(key: string, id: string): number {
     let low = 0
-    let high = this.keys.length
+    let high = this.ids.length
     while (low < high) {
       const middle = (low + high) >>> 1
-      const k = this.keys[middle] as string
-      if (k < key || (k === key && (this.ids[middle] as string) < id)) low = middle + 1
+      const at = this.ids[middle] as string
+      const k = this.heldKey(at) as string
+      if (k < key || (k === key && at < id)) low = middle + 1
       else high = middle
     }
     return low
@@ -89,24 +100,18 @@ export class SortedKeys {
   private settle(): void {
     if (this.changed.size === 0) return
     // A few changes move the array once each; more are sorted among themselves and merged in one pass.
-    if (this.changed.size <= 16 || this.changed.size * 512 <= this.keys.length) this.spliceChanges()
+    if (this.changed.size <= 16 || this.changed.size * 512 <= this.ids.length) this.spliceChanges()
     else this.mergeChanges()
     this.changed.clear()
   }
 
   private spliceChanges(): void {
     for (const [id, heldKey] of this.changed) {
-      if (heldKey !== undefined) {
-        const at = this.lowerBound(heldKey, id)
-        this.keys.splice(at, 1)
-        this.ids.splice(at, 1)
-      }
+      if (heldKey !== undefined) this.ids.splice(this.position(heldKey, id), 1)
+      // Settled: from here on the array holds it by the key it has now.
+      this.changed.delete(id)
       const key = this.keyOf(id)
-      if (key !== undefined) {
-        const at = this.lowerBound(key, id)
-        this.keys.splice(at, 0, key)
-        this.ids.splice(at, 0, id)
-      }
+      if (key !== undefined) this.ids.splice(this.position(key, id), 0, id)
     }
   }
 
@@ -117,36 +122,27 @@ export class SortedKeys {
       if (key !== undefined) added.push({ key, id })
     }
     added.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    // Arrays of the exact length, filled in place: arrays grown by push keep up to half as much again spare.
+    // An array of the exact length, filled in place: arrays grown by push keep up to half as much again spare.
     let leaving = 0
     for (const heldKey of this.changed.values()) if (heldKey !== undefined) leaving++
-    const length = this.ids.length - leaving + added.length
-    const keys = new Array<string>(length)
-    const ids = new Array<string>(length)
+    const ids = new Array<string>(this.ids.length - leaving + added.length)
     let filled = 0
     let next = 0
     for (let at = 0; at < this.ids.length; at++) {
       const id = this.ids[at] as string
       // Every changed id leaves its old place; its new one comes from `added`.
       if (this.changed.has(id)) continue
-      const key = this.keys[at] as string
+      const key = this.keyOf(id) as string
       while (next < added.length) {
         const pending = added[next] as { readonly key: string; readonly id: string }
         if (pending.key < key || (pending.key === key && pending.id < id)) {
-          keys[filled] = pending.key
           ids[filled++] = pending.id
           next++
         } else break
       }
-      keys[filled] = key
       ids[filled++] = id
     }
-    for (; next < added.length; next++) {
-      const pending = added[next] as { readonly key: string; readonly id: string }
-      keys[filled] = pending.key
-      ids[filled++] = pending.id
-    }
-    this.keys = keys
+    for (; next < added.length; next++) ids[filled++] = (added[next] as { readonly id: string }).id
     this.ids = ids
   }
 }

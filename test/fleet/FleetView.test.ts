@@ -1,7 +1,9 @@
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { remove, upsert } from "../../src/domain/InventoryChange.ts"
+import type { KnownGpu } from "../../src/domain/KnownGpu.ts"
 import { findGpus, type GpuQuery, parseGpuQuery } from "../../src/fleet/FleetQuery.ts"
-import { FleetView } from "../../src/fleet/FleetView.ts"
+import { compareOrder, FleetView, orderKey, uuidKey, uuidKeyStartsWith } from "../../src/fleet/FleetView.ts"
 import { eventOf, knownGpu, t0 } from "./FleetFixtures.ts"
 
 const uuidOf = (at: number): string => `GPU-${String(at).padStart(8, "0")}-1111-2222-3333-444444444444`
@@ -71,5 +73,73 @@ describe("FleetView's lower-cased names of nodes, chassis and products", () => {
     expect(view.sharedNames).toBe(3)
     const byNode = parseGpuQuery(new URLSearchParams("node=steady-node")) as GpuQuery
     expect(findGpus(view, byNode).items.map((entry) => entry.known.uuid)).toEqual([uuidOf(0)])
+  })
+})
+
+describe("FleetView's list order and UUID keys, worked out from the entry instead of kept", () => {
+  const names = fc.constantFrom("n", "n-1", "n-10", "n1", "N-1", "n-1a", "gpu-node-0123", "ä-node", "")
+  const uuids = fc.constantFrom(
+    "GPU-0a1b2c3d-0000-4000-8000-000000000000",
+    "GPU-0A1B2C3D-0000-4000-8000-000000000000",
+    "gpu-0a1b2c3d-0000-4000-8000-000000000001",
+    "0a1b2c3d",
+    "GPU-Ä1b2",
+    "GPU-",
+    "MIG-1",
+  )
+  const gpus = fc.record({
+    node: names,
+    index: fc.oneof(fc.integer({ min: 0, max: 20 }), fc.constantFrom(999_999, 1_000_000, 12_345_678)),
+    uuid: uuids,
+  })
+
+  it("compares two GPUs as their list-order keys compare", () => {
+    fc.assert(
+      fc.property(gpus, gpus, (a, b) => {
+        const [left, right] = [knownGpu(a), knownGpu(b)]
+        const byKeys = Math.sign(orderKey(left) < orderKey(right) ? -1 : orderKey(left) > orderKey(right) ? 1 : 0)
+        expect(Math.sign(compareOrder(left, right))).toBe(byKeys)
+      }),
+    )
+  })
+
+  it("tells whether a UUID's key starts with a prefix as the key itself would", () => {
+    fc.assert(
+      fc.property(
+        uuids,
+        fc.constantFrom("", "0a1b", "0a1b2c3d-", "0a1b2c3d-0000-4000-8000-000000000000x", "ä1", "gpu-", "mig-1"),
+        (uuid, prefix) => {
+          expect(uuidKeyStartsWith(uuid, prefix)).toBe(uuidKey(uuid).startsWith(prefix))
+        },
+      ),
+    )
+  })
+
+  it("pages a list across nodes whose names start alike, in the keys' order, its cursor past the page's last", () => {
+    const view = new FleetView({ eventCapacity: 0 }, t0)
+    const placed = [
+      knownGpu({ uuid: uuidOf(1), node: "n-1", index: 10 }),
+      knownGpu({ uuid: uuidOf(2), node: "n-1", index: 2 }),
+      knownGpu({ uuid: uuidOf(3), node: "n", index: 0 }),
+      knownGpu({ uuid: uuidOf(4), node: "n-10", index: 0 }),
+      knownGpu({ uuid: uuidOf(5), node: "n-1a", index: 1 }),
+    ]
+    view.apply(placed.map(upsert))
+    const expected = placed.toSorted((a, b) => (orderKey(a) < orderKey(b) ? -1 : 1)).map((known) => known.uuid)
+    const first = findGpus(view, parseGpuQuery(new URLSearchParams("limit=3")) as GpuQuery)
+    const rest = findGpus(view, parseGpuQuery(new URLSearchParams(`limit=3&cursor=${first.nextCursor}`)) as GpuQuery)
+    expect([...first.items, ...rest.items].map((entry) => entry.known.uuid)).toEqual(expected)
+    // A filter that walks the candidates sorts them the same way.
+    const byQ = findGpus(view, parseGpuQuery(new URLSearchParams("q=n")) as GpuQuery)
+    expect(byQ.items.map((entry) => entry.known.uuid)).toEqual(expected)
+    // A GPU whose index changes on its node moves in the list.
+    view.apply([upsert({ ...placed[1], gpu: { ...placed[1].gpu, index: 11 } } as KnownGpu)])
+    expect(view.orderedGpus().map((entry) => entry.known.uuid)).toEqual([
+      uuidOf(3),
+      uuidOf(1),
+      uuidOf(2),
+      uuidOf(4),
+      uuidOf(5),
+    ])
   })
 })
