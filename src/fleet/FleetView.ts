@@ -431,7 +431,10 @@ export class FleetView {
       if (onNode === undefined) {
         this.nodeGpus.set(place, [known.uuid])
         if (!this.readings.has(place)) this.nodeNames = undefined
-      } else if (!onNode.includes(known.uuid)) onNode.push(known.uuid)
+      } else if (!onNode.includes(known.uuid)) {
+        // A copy of the exact length: an array pushed or spread to keeps room for 16 more.
+        this.nodeGpus.set(place, onNode.concat(known.uuid))
+      }
     }
   }
 

@@ -25,9 +25,8 @@ export class NodeGpuMirror {
       if (change._tag === "Upsert") {
         const gpu = change.gpu
         this.gpus.set(gpu.uuid, gpu)
-        const onNode = this.byNode.get(gpu.node)
-        if (onNode === undefined) this.byNode.set(gpu.node, [gpu])
-        else onNode.push(gpu)
+        // A copy of the exact length: an array pushed or spread to keeps room for 16 more.
+        this.byNode.set(gpu.node, (this.byNode.get(gpu.node) ?? []).concat(gpu))
         touched.add(gpu.node)
       } else {
         touched.add(change.node)
