@@ -15,6 +15,7 @@ import type { NodeObservation, PodRef } from "../../domain/NodeObservation.ts"
 import { machineIdentity } from "../../domain/ProviderId.ts"
 import type { InventorySnapshot } from "../../metrics/ServiceMetrics.ts"
 import type { InventoryConfig } from "./InventoryConfig.ts"
+import { NodeGpus } from "./NodeGpus.ts"
 import { provesAbsent } from "./ReadingCoverage.ts"
 import { ShardedIndex, type ShardedIndexEdit } from "./ShardedIndex.ts"
 import { SharedGpuFacts } from "./SharedGpuFacts.ts"
@@ -141,7 +142,7 @@ const knownNode = (
   }
   return {
     name,
-    gpus,
+    gpus: NodeGpus.of(gpus),
     missing: missing.size === 0 ? noneMissing : missing,
     ...(oldest === undefined ? {} : { oldestReport: oldest }),
     ...(lastRead === undefined ? {} : { lastRead }),
