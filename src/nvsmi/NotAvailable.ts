@@ -55,11 +55,16 @@ export const printedValue = (raw: string | undefined): string | undefined => {
   return value
 }
 
+/** V8 copies a cut shorter than this; a longer one is a view that keeps the whole string it was cut from. */
+const shortestView = 13
+
 /**
  * A copy of `text` that shares no memory with the output it was cut from: a substring can keep its
- * whole source string alive, and a reported value is kept for as long as its GPU is known.
+ * whole source string alive, and a reported value is kept for as long as its GPU is known. A string
+ * shorter than V8's shortest view is its own copy already.
  */
-export const detached = (text: string): string => Buffer.from(text, "utf8").toString("utf8")
+export const detached = (text: string): string =>
+  text.length < shortestView ? text : Buffer.from(text, "utf8").toString("utf8")
 
 /** A GPU-wide condition that nvidia-smi writes in place of a value. */
 export type GpuCondition = "requires-reset" | "lost"

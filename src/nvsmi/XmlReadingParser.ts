@@ -12,7 +12,7 @@ import {
   type Section,
   sectionSlots,
 } from "./KeptXmlElements.ts"
-import { availableValue, gpuConditionOf } from "./NotAvailable.ts"
+import { availableValue, detached, gpuConditionOf } from "./NotAvailable.ts"
 import {
   EmptyOutput,
   MalformedOutput,
@@ -299,7 +299,12 @@ export class XmlReadingParser {
     } else if (busIdAttribute !== undefined && busIdAttribute.length > outputLimits.maxValueLength) {
       this.fail(`the id of a <gpu> is longer than ${outputLimits.maxValueLength} characters`)
     } else {
-      this.gpu = { reported: {}, health: emptyReportedHealth(), busIdAttribute, legacyModuleId: undefined }
+      this.gpu = {
+        reported: {},
+        health: emptyReportedHealth(),
+        busIdAttribute: busIdAttribute === undefined ? undefined : detached(busIdAttribute),
+        legacyModuleId: undefined,
+      }
     }
   }
 
@@ -339,7 +344,9 @@ export class XmlReadingParser {
 
   private finishCapture(): void {
     this.scanner.capturing = false
-    const value = this.captured
+    // A copy now: a view kept until `end()` keeps the whole decoded slice it was cut from alive, and the
+    // readings in flight carried those slices through the young generation's collections into the old one.
+    const value = detached(this.captured)
     const key = this.captureKey
     this.captured = ""
     switch (this.capture) {

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import { describe, expect, it } from "vitest"
 import { parseXmlReading, XmlReadingParser } from "../../src/nvsmi/XmlReadingParser.ts"
 import { errorFrom, readingFrom } from "./ReadingAssertions.ts"
@@ -215,5 +217,30 @@ describe("XmlReadingParser", () => {
     parser.write(bytes.subarray(0, split))
     parser.write(bytes.subarray(split))
     expect(readingFrom(parser.end()).gpus[0]?.product).toBe("Tésla ✓ 😀")
+  })
+
+  it("keeps no part of the decoded output while the reading is still open, only the values it read", () => {
+    setFlagsFromString("--expose-gc")
+    const collectGarbage = runInNewContext("gc") as () => void
+    // Eight GPUs, each with 24 KB of elements the reading skips: every decoded slice holds a GPU's values.
+    const filler = `<processes>${"<process_info><pid>1234</pid><used_memory>100 MiB</used_memory></process_info>".repeat(300)}</processes>`
+    const gpus = Array.from({ length: 8 }, (_, index) =>
+      gpuElement(`GPU-${String(index).repeat(8)}-1111-2222-3333-444444444444`, filler, `00000000:0${index}:00.0`),
+    )
+    const output = Buffer.from(documentOf(gpus.join("")))
+    const parsers: Array<XmlReadingParser> = []
+    collectGarbage()
+    const before = process.memoryUsage().heapUsed
+    for (let run = 0; run < 20; run++) {
+      const parser = new XmlReadingParser()
+      for (let offset = 0; offset < output.length; offset += 16 * 1024) {
+        parser.write(output.subarray(offset, offset + 16 * 1024))
+      }
+      parsers.push(parser)
+    }
+    collectGarbage()
+    const keptPerParser = (process.memoryUsage().heapUsed - before) / parsers.length
+    expect(keptPerParser).toBeLessThan(output.length / 8)
+    expect(parsers.map((parser) => readingFrom(parser.end()).gpus.length)).toStrictEqual(new Array(20).fill(8))
   })
 })
