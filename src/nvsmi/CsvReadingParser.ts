@@ -101,6 +101,18 @@ const columnNameOf = (cell: string): string => cell.replace(unitSuffix, "").toLo
 
 const columnOf = (name: string): Column => knownColumns.get(columnNameOf(name)) ?? ignoredColumn
 
+/** The columns of each list of query fields, made once: a reader asks most nodes with the same list. */
+const columnsOfFields = new WeakMap<ReadonlyArray<string>, ReadonlyArray<Column>>()
+
+const columnsOf = (fields: ReadonlyArray<string>): ReadonlyArray<Column> => {
+  let columns = columnsOfFields.get(fields)
+  if (columns === undefined) {
+    columns = fields.map(columnOf)
+    columnsOfFields.set(fields, columns)
+  }
+  return columns
+}
+
 const isHeader = (cells: ReadonlyArray<string>, minimumCells: number): boolean =>
   cells.length >= minimumCells &&
   cells.every((cell) => headerCell.test(cell)) &&
@@ -195,7 +207,7 @@ export const parseCsvReading = (
   }
   const fields = options.fields ?? (firstCells.length === fullQueryFields.length ? fullQueryFields : gpuQueryFields)
   if (firstCells.length === fields.length || firstCells.some((cell) => gpuConditionOf(cell) !== undefined)) {
-    return readRows(lines, first, fields.map(columnOf), preambleFailures, options.wholeOutput === true)
+    return readRows(lines, first, columnsOf(fields), preambleFailures, options.wholeOutput === true)
   }
   for (let header = first + 1; header < lines.length; header++) {
     const cells = cellsOf(lines[header] ?? "")

@@ -34,20 +34,38 @@ const stderrChannel = 2
 const statusChannel = 3
 const closeChannel = 255
 
-/** The exec subresource's path: stdout and stderr, no stdin, no TTY, one `command` per argument. */
-export const execPath = (call: Pick<ExecCall, "namespace" | "pod" | "container" | "argv">): string => {
+/** The exec subresource's query: stdout and stderr, no stdin, no TTY, one `command` per argument. */
+const execQuery = (container: string, argv: ReadonlyArray<string>): string => {
   const query = new URLSearchParams([
     ["stdout", "true"],
     ["stderr", "true"],
     ["stdin", "false"],
     ["tty", "false"],
   ])
-  for (const argument of call.argv) {
+  for (const argument of argv) {
     query.append("command", argument)
   }
-  query.append("container", call.container)
-  return `/api/v1/namespaces/${encodeURIComponent(call.namespace)}/pods/${encodeURIComponent(call.pod)}/exec?${query}`
+  query.append("container", container)
+  return query.toString()
 }
+
+/**
+ * The query of each argv a caller runs again and again (the same nvidia-smi query on every node), made once:
+ * an argv is read-only, so the same array always makes the same query.
+ */
+const queries = new WeakMap<ReadonlyArray<string>, { readonly container: string; readonly query: string }>()
+
+const queryOf = (container: string, argv: ReadonlyArray<string>): string => {
+  const known = queries.get(argv)
+  if (known !== undefined && known.container === container) return known.query
+  const query = execQuery(container, argv)
+  queries.set(argv, { container, query })
+  return query
+}
+
+/** The exec subresource's path: stdout and stderr, no stdin, no TTY, one `command` per argument. */
+export const execPath = (call: Pick<ExecCall, "namespace" | "pod" | "container" | "argv">): string =>
+  `/api/v1/namespaces/${encodeURIComponent(call.namespace)}/pods/${encodeURIComponent(call.pod)}/exec?${queryOf(call.container, call.argv)}`
 
 const frameOf = (data: RawData): Buffer =>
   Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)

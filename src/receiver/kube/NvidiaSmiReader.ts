@@ -105,6 +105,21 @@ const maxRunsPerReading = healthQueryFields.size + 2
 export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   const formats = new Map<string, OutputFormat>()
   const refusedFields = new Map<string, ReadonlySet<string>>()
+  const binary = options.binary ?? plainNvidiaSmi
+  const xmlArgv = execArgvFor(binary, queryArgvFor("xml"))
+  /** The CSV query's fields and argv for each set of refused fields, made once: most nodes share one set. */
+  const csvQueries = new WeakMap<
+    ReadonlySet<string>,
+    { readonly fields: ReadonlyArray<string>; readonly argv: ReadonlyArray<string> }
+  >()
+  const csvQueryFor = (refused: ReadonlySet<string>) => {
+    let query = csvQueries.get(refused)
+    if (query === undefined) {
+      query = { fields: queryFieldsFor(refused), argv: execArgvFor(binary, queryArgvFor("csv", refused)) }
+      csvQueries.set(refused, query)
+    }
+    return query
+  }
 
   const run = (
     pod: DevicePluginPod,
@@ -114,12 +129,13 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
   ): Effect.Effect<Run, ReadFailure, KubeApi | ServiceMetrics> =>
     Effect.clockWith((clock) => {
       const xml = format === "xml" ? new XmlReadingParser({ maxBytes: options.maxOutputBytes }) : undefined
+      const csv = format === "xml" ? undefined : csvQueryFor(refused)
       const head = new OutputHead(format === "xml" ? headBytes : options.maxOutputBytes)
       return runInPod({
         namespace: pod.namespace,
         pod: pod.name,
         container: options.container,
-        argv: execArgvFor(options.binary ?? plainNvidiaSmi, queryArgvFor(format, refused)),
+        argv: csv === undefined ? xmlArgv : csv.argv,
         maxOutputBytes: options.maxOutputBytes,
         onStdout: (chunk) => {
           xml?.write(chunk)
@@ -140,7 +156,7 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
             stderr: result.stderrHint,
             parse: () =>
               xml === undefined
-                ? parseCsvReading(head.text(), { fields: queryFieldsFor(refused), wholeOutput: true })
+                ? parseCsvReading(head.text(), { fields: csvQueryFor(refused).fields, wholeOutput: true })
                 : xml.end(),
           }),
         ),
