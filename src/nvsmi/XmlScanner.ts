@@ -82,8 +82,8 @@ const followers = new Int32Array(nameSlots * 2).fill(-1)
 
 /**
  * Whether `name` is written in `text` at `from`, compared code unit by code unit in place: a cut compared
- * whole is faster by itself but makes a string per tag, more bytes than the output itself over a document
- * (about 60 KB of a reading's 410 KB in the pipeline bench's mix), which the collector pays for instead.
+ * whole is faster by itself but makes a string per tag (about 60 KB of a reading's 410 KB in the pipeline
+ * bench's mix), which the collector pays for instead.
  */
 const isWrittenAt = (text: string, from: number, name: string): boolean => {
   const length = name.length
