@@ -110,6 +110,9 @@ interface PipelineFigures {
   readonly memoryAtPeak: MemorySample | undefined
   readonly memoryAtEnd: MemorySample | undefined
   readonly readyMs: number
+  /** API requests, and of them execs, the simulator had counted from the spawn to just after the first `/readyz` 200. */
+  readonly requestsAtReady: number
+  readonly execsAtReady: number
   readonly latencyP50Ms: number
   readonly latencyP99Ms: number
   /** From a pod's turn to Ready to the time on its first record (the reading's, the service's clock). */
@@ -182,6 +185,9 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
     try {
       const ready = timeToReady(service, port, syncTimeoutMs(scenario.nodes))
       ready.catch(() => undefined)
+      // What had reached the API server when readiness was first answered: readings or label patches before it show here.
+      const countersAtReady = ready.then(() => simulator.counters())
+      countersAtReady.catch(() => undefined)
       const synced = scenario.nodes - probes.length
       await waitUntil(service, () => firstRecord.size >= 1, syncTimeoutMs(scenario.nodes), "the first record")
       // Again, for threads the service started after the first pinning.
@@ -206,6 +212,7 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
       )
       const liveHeap = await liveHeapMegabytes(service)
       const readyMs = await ready
+      const atReady = await countersAtReady
 
       await sleep(1_000)
       const readyAt = await simulator.makeReady(probes, probesPerSecond)
@@ -224,6 +231,8 @@ const measurePipeline = async (scenario: PipelineScenario): Promise<PipelineFigu
         memoryAtPeak,
         memoryAtEnd: samples.at(-1),
         readyMs,
+        requestsAtReady: atReady.requests - countersAtStart.requests,
+        execsAtReady: atReady.execs - countersAtStart.execs,
         latencyP50Ms: latency.medianMs,
         latencyP99Ms: latency.p99Ms,
         readingLatencyP50Ms: readingLatency.medianMs,
@@ -317,7 +326,8 @@ export const pipelineBench = async (scenario: PipelineScenario, runs = 1): Promi
       `; simulator ${figures[0]?.transport ?? "?"}; ${pinning}; node ${serviceNodeFlags().join(" ") || "(no flags)"}; ` +
       `allocator ${allocatorText()}; ` +
       `load average ${minMedian(all("loadAverage"), 1)}`,
-    `  /readyz 200 after start: ${seconds(all("readyMs"))} s${readyGoal}`,
+    `  /readyz 200 after start: ${seconds(all("readyMs"))} s${readyGoal}; the API server had answered ` +
+      `${minMedian(all("requestsAtReady"), 0)} requests by then, ${minMedian(all("execsAtReady"), 0)} of them execs`,
     `  initial sync: ${minMedian(all("readingsPerSecond"), 1)} readings/s, bound ${bound.toFixed(0)}/s → ${minMedian(ofBound, 2)} of the bound (goal ≥ ${boundGoal.toFixed(2)}); ` +
       `${minMedian(ofBoundLeft, 2)} of what the label patches leave of it`,
     `  API requests per reading: ${minMedian(all("execsPerReading"), 2)} execs + ${minMedian(all("otherRequestsPerReading"), 2)} others ` +
