@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { readFileSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, readFileSync } from "node:fs"
+import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import WebSocket from "ws"
 
@@ -35,20 +35,41 @@ export const serviceNodeFlags = (): ReadonlyArray<string> => {
   return given === undefined ? deployedNodeFlags() : given.split(/\s+/).filter((flag) => flag !== "")
 }
 
+/** Where a library the image preloads may lie on this machine: Debian's paths for it, by its file name. */
+const libraryFolders = ["/usr/local/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
+
+/** The image's path of a preloaded library, or the same file in one of this machine's library folders. */
+const localLibrary = (imagePath: string): string => {
+  const name = basename(imagePath)
+  const found = [imagePath, ...libraryFolders.map((folder) => join(folder, name))].find((path) => existsSync(path))
+  if (found === undefined)
+    throw new Error(
+      `the image preloads ${imagePath}, which is not on this machine (nor ${name} in ${libraryFolders.join(", ")}): install its package (libjemalloc2 on Debian), or set SERVICE_ENV to run the service with other allocator settings`,
+    )
+  return found
+}
+
 /**
- * The memory allocator's settings the image runs the service with: the Dockerfile's `ENV MALLOC_*=...`
- * lines (glibc's tunables by environment), so the bench measures what is deployed.
+ * The memory allocator the image runs the service with: the Dockerfile's `ENV LD_PRELOAD=...` and
+ * `ENV MALLOC_*=...` lines, the preloaded library found on this machine, so the bench measures what is
+ * deployed.
  */
 export const deployedAllocatorEnvironment = (): Readonly<Record<string, string>> =>
   Object.fromEntries(
-    [...readFileSync(join(repositoryRoot, "Dockerfile"), "utf8").matchAll(/^ENV\s+(MALLOC_\w+)=(\S+)\s*$/gm)].map(
-      (match) => [match[1] ?? "", match[2] ?? ""],
-    ),
+    [
+      ...readFileSync(join(repositoryRoot, "Dockerfile"), "utf8").matchAll(
+        /^ENV\s+(LD_PRELOAD|MALLOC_\w+)=(\S+)\s*$/gm,
+      ),
+    ].map((match) => {
+      const name = match[1] ?? ""
+      const value = match[2] ?? ""
+      return [name, name === "LD_PRELOAD" ? localLibrary(value) : value]
+    }),
   )
 
 /**
  * The allocator's settings for the service: `SERVICE_ENV` (space-separated `NAME=value`, empty for
- * glibc's defaults) when set, else the deployed ones.
+ * glibc's malloc with its defaults) when set, else the deployed ones.
  */
 export const serviceAllocatorEnvironment = (): Readonly<Record<string, string>> => {
   const given = process.env.SERVICE_ENV
