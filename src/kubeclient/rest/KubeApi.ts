@@ -15,6 +15,7 @@ import { type KubeconfigError, type KubeconfigOrigin, loadClusterAccess } from "
 import type { LabelPatch } from "../labels/LabelPatch.ts"
 import { type ExecCall, openExecSession } from "../remotecommand/ExecSession.ts"
 import { type ResourceSliceVersion, resourceSlicesPath } from "../resource/ResourceSlice.ts"
+import { BodyBuffers } from "./BodyBuffers.ts"
 import { KubeApiError, kubeApiErrorOf } from "./KubeApiError.ts"
 import { type KubeRequest, makeKubeTransport, queryOf, readBody, refusal } from "./KubeTransport.ts"
 import { listOfBody } from "./ListBody.ts"
@@ -188,12 +189,15 @@ export class KubeApi extends Context.Service<
         options.labelPatchYieldLimitMs ?? TokenBucket.defaultYieldLimitMs,
       )
       const transport = makeKubeTransport(access)
+      const listBodies = new BodyBuffers()
       const requestTimeout = Duration.millis(options.requestTimeoutMs + deadlineSlackMs)
       const handshakeTimeoutMillis = options.execHandshakeTimeoutMs + deadlineSlackMs
 
       /**
        * One request and its whole body, read by `parse`, under the request deadline, after `token`;
-       * `bodyReader` makes, for each attempt, what sees the body's chunks as they arrive.
+       * `bodyReader` makes, for each attempt, what sees the body's chunks as they arrive. A list page's
+       * body is gathered in one of `listBodies`, which the next page uses again: `parse` reads it out, and
+       * keeps no view of it. Other answers (a patched node, an API group) are small.
        */
       const call = <A>(
         operation: string,
@@ -201,6 +205,7 @@ export class KubeApi extends Context.Service<
         parse: (operation: string, body: Buffer) => A,
         token: Effect.Effect<void> = bucket.take,
         bodyReader?: () => (chunk: Buffer) => void,
+        bodies?: BodyBuffers,
       ): Effect.Effect<A, KubeApiError> =>
         token.pipe(
           Effect.andThen(
@@ -208,8 +213,14 @@ export class KubeApi extends Context.Service<
               try: async (interrupted) => {
                 const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
                 const response = await transport.open(request, signal)
-                const body = await readBody(operation, response, signal, bodyReader?.())
-                return parse(operation, body)
+                if (bodies === undefined)
+                  return parse(operation, await readBody(operation, response, signal, bodyReader?.()))
+                const into = bodies.take()
+                try {
+                  return parse(operation, await readBody(operation, response, signal, bodyReader?.(), into))
+                } finally {
+                  bodies.give(into)
+                }
               },
               catch: (cause) => kubeApiErrorOf(operation, cause),
             }).pipe(Effect.timeout(requestTimeout)),
@@ -229,6 +240,7 @@ export class KubeApi extends Context.Service<
           (operation, body) => listedPage(operation, body, page.keep ?? (sameItem as (item: unknown) => A)),
           bucket.take,
           page.onNextPage === undefined ? undefined : nextPageAnnouncer(page.onNextPage),
+          listBodies,
         )
 
       const listPods = <A>(namespace: string, labelSelector: string, page: ListPage<A>) =>

@@ -3,6 +3,7 @@ import * as https from "node:https"
 import * as tls from "node:tls"
 import { shortMessage } from "../../log/ShortMessage.ts"
 import type { ClusterAccess, KubeRequestOptions } from "../clientcmd/ClusterAccess.ts"
+import { BodyBuffer } from "./BodyBuffers.ts"
 import { KubeApiError, kindOfStatus, statusMessageOf } from "./KubeApiError.ts"
 
 /** One request to the API server: a path with its query, and a JSON body for writes. */
@@ -135,49 +136,62 @@ export const secureContexts = () => {
 /** A refused request's Status body is read up to this size for its message. */
 const statusBodyBytes = 16 * 1024
 
+/** A Content-Length up to this size is room made in advance; a larger one is believed only as the bytes arrive. */
+const reservedBodyBytes = 64 * 1024 * 1024
+
 /**
  * The whole body of a response, or the failure its status means (the Status message as detail). Aborting
- * `signal` destroys the response and fails the read. `onChunk` sees each chunk of an accepted answer as it arrives.
+ * `signal` destroys the response and fails the read. `onChunk` sees each chunk of an accepted answer as it
+ * arrives. The body is gathered in `into` and is a view of it: read it out before `into` is used again.
  */
 export const readBody = (
   operation: string,
   response: http.IncomingMessage,
   signal: AbortSignal,
   onChunk?: (chunk: Buffer) => void,
+  into: BodyBuffer = new BodyBuffer(),
 ): Promise<Buffer> =>
   new Promise<Buffer>((resolve, reject) => {
     const status = response.statusCode ?? 0
     const refused = status < 200 || status > 299
-    const chunks: Array<Buffer> = []
-    let length = 0
+    let settled = false
     const onAbort = () => response.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"))
-    const settle = () => signal.removeEventListener("abort", onAbort)
+    const settle = () => {
+      settled = true
+      signal.removeEventListener("abort", onAbort)
+    }
     if (signal.aborted) {
       onAbort()
     } else {
       signal.addEventListener("abort", onAbort, { once: true })
     }
+    const announced = Number(response.headers["content-length"])
+    if (!refused && Number.isSafeInteger(announced) && announced > 0 && announced <= reservedBodyBytes) {
+      into.reserve(announced)
+    }
     response.on("data", (chunk: Buffer) => {
-      if (refused && length >= statusBodyBytes) return
-      chunks.push(chunk)
-      length += chunk.length
+      // Once settled, `into` may be gathering another body already.
+      if (settled || (refused && into.length >= statusBodyBytes)) return
+      into.append(chunk)
       if (!refused) onChunk?.(chunk)
     })
     response.on("end", () => {
+      if (settled) return
       settle()
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length)
+      const body = into.bytes
       if (refused) {
-        reject(refusal(operation, status, body.toString("utf8", 0, Math.min(length, statusBodyBytes))))
+        reject(refusal(operation, status, body.toString("utf8", 0, Math.min(body.length, statusBodyBytes))))
       } else {
         resolve(body)
       }
     })
     response.on("error", (error) => {
+      if (settled) return
       settle()
       reject(error)
     })
     response.on("close", () => {
-      if (!response.complete) {
+      if (!response.complete && !settled) {
         settle()
         reject(new Error("the response was cut off"))
       }
