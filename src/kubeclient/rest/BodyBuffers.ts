@@ -105,7 +105,8 @@ export class BodyBuffers {
 
 /**
  * Four buffers: a list's next page streams in while the one before is parsed, and the pods and the nodes
- * are listed together. 8 MiB holds a 500-object page of nodes with long image lists.
+ * are listed together. 8 MiB holds a 500-object page of objects of 16 KiB each (the simulated nodes' pages
+ * are 1.5-2.5 MB).
  */
 export const defaultBodyBuffersOptions: BodyBuffersOptions = {
   kept: 4,
