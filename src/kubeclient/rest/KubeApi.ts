@@ -213,13 +213,11 @@ export class KubeApi extends Context.Service<
               try: async (interrupted) => {
                 const signal = AbortSignal.any([interrupted, AbortSignal.timeout(options.requestTimeoutMs)])
                 const response = await transport.open(request, signal)
-                if (bodies === undefined)
-                  return parse(operation, await readBody(operation, response, signal, bodyReader?.()))
-                const into = bodies.take()
+                const into = bodies?.take()
                 try {
                   return parse(operation, await readBody(operation, response, signal, bodyReader?.(), into))
                 } finally {
-                  bodies.give(into)
+                  if (into !== undefined) bodies?.give(into)
                 }
               },
               catch: (cause) => kubeApiErrorOf(operation, cause),
