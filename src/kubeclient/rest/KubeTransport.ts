@@ -139,10 +139,16 @@ const statusBodyBytes = 16 * 1024
 /** A Content-Length up to this size is room made in advance; a larger one is believed only as the bytes arrive. */
 const reservedBodyBytes = 64 * 1024 * 1024
 
+/** Stands for a settled read's handlers on its response: an error after it (a late reset) has a listener, and holds nothing. */
+const afterSettled = (): void => undefined
+
 /**
  * The whole body of a response, or the failure its status means (the Status message as detail). Aborting
  * `signal` destroys the response and fails the read. `onChunk` sees each chunk of an accepted answer as it
  * arrives. The body is gathered in `into` and is a view of it: read it out before `into` is used again.
+ * Once settled, the read takes its handlers off the response and the signal: a keep-alive socket holds its
+ * first request and that request's response as long as it lives, and through its handlers they would
+ * hold `into` (a list page's buffer, megabytes) and `onChunk`.
  */
 export const readBody = (
   operation: string,
@@ -154,11 +160,35 @@ export const readBody = (
   new Promise<Buffer>((resolve, reject) => {
     const status = response.statusCode ?? 0
     const refused = status < 200 || status > 299
-    let settled = false
     const onAbort = () => response.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"))
+    const onData = (chunk: Buffer) => {
+      if (refused && into.length >= statusBodyBytes) return
+      into.append(chunk)
+      if (!refused) onChunk?.(chunk)
+    }
+    const onEnd = () => {
+      settle()
+      const body = into.bytes
+      if (refused) {
+        reject(refusal(operation, status, body.toString("utf8", 0, Math.min(body.length, statusBodyBytes))))
+      } else {
+        resolve(body)
+      }
+    }
+    const onError = (error: Error) => {
+      settle()
+      reject(error)
+    }
+    const onClose = () => {
+      if (!response.complete) {
+        settle()
+        reject(new Error("the response was cut off"))
+      }
+    }
     const settle = () => {
-      settled = true
       signal.removeEventListener("abort", onAbort)
+      response.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose)
+      response.on("error", afterSettled)
     }
     if (signal.aborted) {
       onAbort()
@@ -169,33 +199,7 @@ export const readBody = (
     if (!refused && Number.isSafeInteger(announced) && announced > 0 && announced <= reservedBodyBytes) {
       into.reserve(announced)
     }
-    response.on("data", (chunk: Buffer) => {
-      // Once settled, `into` may be gathering another body already.
-      if (settled || (refused && into.length >= statusBodyBytes)) return
-      into.append(chunk)
-      if (!refused) onChunk?.(chunk)
-    })
-    response.on("end", () => {
-      if (settled) return
-      settle()
-      const body = into.bytes
-      if (refused) {
-        reject(refusal(operation, status, body.toString("utf8", 0, Math.min(body.length, statusBodyBytes))))
-      } else {
-        resolve(body)
-      }
-    })
-    response.on("error", (error) => {
-      if (settled) return
-      settle()
-      reject(error)
-    })
-    response.on("close", () => {
-      if (!response.complete && !settled) {
-        settle()
-        reject(new Error("the response was cut off"))
-      }
-    })
+    response.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose)
   })
 
 /** The failure an HTTP status and its Status body mean. */
