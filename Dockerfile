@@ -1,9 +1,9 @@
-# The service image. The build stage installs every dependency (npm ci runs the build, `prepare`) and
+# The service image. The build stage installs every dependency (npm ci runs the build, `prepare`),
 # compiles src/ and bin/ to JavaScript in dist/ (the simulated cluster's sources are there only because
-# the demo command's import of it is type-checked); the image holds dist/, the example config and the
-# production dependencies only (installed without scripts: none needs one, and `prepare` would build):
-# no TypeScript, no type stripping, no simulated cluster, no development tools, no npm cache. It runs as
-# uid 1000.
+# the demo command's import of it is type-checked) and bundles the command line into dist/bin
+# (scripts/bundle-cli.ts); the image holds dist/, the example config and the production dependencies only
+# (installed without scripts: none needs one, and `prepare` would build): no TypeScript, no type
+# stripping, no simulated cluster, no development tools, no npm cache. It runs as uid 1000.
 #
 # The base image is pinned by digest, so every build gets the same Node and Debian. To take a newer one
 # (security fixes), read the tag's current digest and put it in both FROM lines and the base.digest label:
@@ -15,6 +15,7 @@ COPY packages/kube-sim/package.json ./packages/kube-sim/package.json
 COPY packages/kube-sim/src ./packages/kube-sim/src
 COPY bin ./bin
 COPY src ./src
+COPY scripts/bundle-cli.ts ./scripts/bundle-cli.ts
 RUN npm ci --no-audit --no-fund
 
 FROM node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d

@@ -37,7 +37,9 @@ export const isFleetPath = (path: string): boolean =>
 
 /**
  * The built page's folder: `dist/fleet-page` of the package (built from `src/fleet/page/`), whether running
- * from `dist/` or from the sources. Its `index.html` is the shell; `/assets/<name>` serves `<name>` from it.
+ * from the bundled command line (`dist/bin/chunks/`), from `tsc`'s `dist/src/` or from the sources: two
+ * folders up is `dist/` in the first two, the package's root in the last. Its `index.html` is the shell;
+ * `/assets/<name>` serves `<name>` from it.
  */
 export const defaultPageDir = (): string => {
   const root = fileURLToPath(new URL("../../", import.meta.url))

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { upToDateCompiledCli } from "../support/CompiledCli.ts"
 import { describeWithFixtures, fixtureDirectory } from "../support/fixtures.ts"
@@ -14,6 +15,20 @@ const recordFolder = mkdtempSync(join(tmpdir(), "gpu-serials-modules-"))
 afterAll(() => rmSync(recordFolder, { recursive: true, force: true }))
 
 let runs = 0
+
+/** The bundled CLI's chunks (`dist/bin/`) and the packages in each, as the build wrote them. */
+const bundleFolder = pathToFileURL(join(repositoryRoot, "dist", "bin")).href + "/"
+const bundledPackages = (): Readonly<Record<string, ReadonlyArray<string>>> =>
+  JSON.parse(readFileSync(join(repositoryRoot, "dist", "bin", "modules.json"), "utf8"))
+
+/** The packages a loaded module's URL brings in: those bundled into a chunk, or the one it lies in. */
+const packagesOfModule = (url: string): ReadonlyArray<string> => {
+  if (url.startsWith(bundleFolder)) return bundledPackages()[url.slice(bundleFolder.length)] ?? []
+  const inPackages = url.split("/node_modules/").at(1)
+  if (inPackages === undefined) return []
+  const [first = "", second = ""] = inPackages.split("/")
+  return [first.startsWith("@") ? `${first}/${second}` : first]
+}
 
 /** Runs the compiled CLI with a module hook; answers its exit status and the packages it loaded. */
 const loadedPackages = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) => {
@@ -30,8 +45,9 @@ const loadedPackages = (args: ReadonlyArray<string>, env: Readonly<Record<string
     },
   )
   const urls = readFileSync(record, "utf8").split("\n")
+  const loaded = urls.flatMap(packagesOfModule)
   const packages = heavyPackages.filter((name) =>
-    urls.some((url) => url.includes(`/node_modules/${name}${name.endsWith("/") ? "" : "/"}`)),
+    loaded.some((found) => (name.endsWith("/") ? found.startsWith(name) : found === name)),
   )
   return { status: run.status, stderr: run.stderr, packages, modules: urls.length }
 }

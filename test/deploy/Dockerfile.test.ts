@@ -114,6 +114,14 @@ describe("Dockerfile", () => {
     }
   })
 
+  it("copies every script the build runs into the build stage", () => {
+    const manifest = JSON.parse(read("package.json")) as { scripts: Readonly<Record<string, string>> }
+    const scripts = [...(manifest.scripts.build ?? "").matchAll(/\bnode (scripts\/\S+)/g)].map((match) => match[1])
+    expect(scripts).toContain("scripts/bundle-cli.ts")
+    const copied = contextSources(stages[0])
+    for (const script of scripts) expect(copied, script).toContain(script)
+  })
+
   it("runs as a non-root numeric user, so the kubelet can check runAsNonRoot", () => {
     const user = instructionsOf(image, "USER").at(-1) ?? ""
     expect(user).toMatch(/^\d+(:\d+)?$/)
