@@ -5,7 +5,7 @@
  * dependencies' JSDoc. Each command, component and client library stays a chunk of its own, imported when
  * first needed as before. What it saves: V8 keeps every loaded module's source text as long as the process
  * lives, and the dependencies' JSDoc made most of it (docs/benchmarks.md, "The command line in one
- * bundle"). `dist/src/` stays as `tsc` wrote it: the package's library entry. `dist/bin/modules.json`
+ * bundle, and a list buffer a socket kept"). `dist/src/` stays as `tsc` wrote it: the package's library entry. `dist/bin/modules.json`
  * lists the packages in each chunk, so what a command loads can still be told.
  */
 import { rmSync, writeFileSync } from "node:fs"
