@@ -4,9 +4,9 @@
  * `dist/bin/gpu-serials.js`, in place of `tsc`'s, and its chunks in `dist/bin/chunks/`, without the
  * dependencies' JSDoc. Each command, component and client library stays a chunk of its own, imported when
  * first needed as before. What it saves: V8 keeps every loaded module's source text as long as the process
- * lives, and the dependencies' JSDoc made most of it (docs/benchmarks.md, "The command line in one
- * bundle, and a list buffer a socket kept"). `dist/src/` stays as `tsc` wrote it: the package's library entry. `dist/bin/modules.json`
- * lists the packages in each chunk, so what a command loads can still be told.
+ * lives, and the dependencies' JSDoc made most of it (docs/benchmarks.md, "The command line in one bundle,
+ * and a list buffer a socket kept"). `dist/src/` stays as `tsc` wrote it: the package's library entry.
+ * `dist/bin/modules.json` lists the packages in each chunk, so what a command loads can still be told.
  */
 import { rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -36,9 +36,10 @@ const bundled = await build({
 
 /** The package a module of node_modules belongs to (`@scope/name` or `name`); undefined for the service's own. */
 const packageOf = (moduleId: string): string | undefined => {
-  const inPackages = moduleId.split("/node_modules/").at(1)
-  if (inPackages === undefined) return undefined
-  const [first = "", second = ""] = inPackages.split("/")
+  const parts = moduleId.split("/node_modules/")
+  if (parts.length < 2) return undefined
+  // A package's own node_modules nests: the innermost folder holds the module.
+  const [first = "", second = ""] = (parts.at(-1) ?? "").split("/")
   return first.startsWith("@") ? `${first}/${second}` : first
 }
 

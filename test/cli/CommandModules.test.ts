@@ -17,16 +17,16 @@ afterAll(() => rmSync(recordFolder, { recursive: true, force: true }))
 let runs = 0
 
 /** The bundled CLI's chunks (`dist/bin/`) and the packages in each, as the build wrote them. */
-const bundleFolder = pathToFileURL(join(repositoryRoot, "dist", "bin")).href + "/"
+const bundleFolder = `${pathToFileURL(join(repositoryRoot, "dist", "bin")).href}/`
 const bundledPackages = (): Readonly<Record<string, ReadonlyArray<string>>> =>
   JSON.parse(readFileSync(join(repositoryRoot, "dist", "bin", "modules.json"), "utf8"))
 
 /** The packages a loaded module's URL brings in: those bundled into a chunk, or the one it lies in. */
 const packagesOfModule = (url: string): ReadonlyArray<string> => {
   if (url.startsWith(bundleFolder)) return bundledPackages()[url.slice(bundleFolder.length)] ?? []
-  const inPackages = url.split("/node_modules/").at(1)
-  if (inPackages === undefined) return []
-  const [first = "", second = ""] = inPackages.split("/")
+  const parts = url.split("/node_modules/")
+  if (parts.length < 2) return []
+  const [first = "", second = ""] = (parts.at(-1) ?? "").split("/")
   return [first.startsWith("@") ? `${first}/${second}` : first]
 }
 
