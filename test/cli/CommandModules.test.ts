@@ -21,15 +21,6 @@ const bundleFolder = `${pathToFileURL(join(repositoryRoot, "dist", "bin")).href}
 const bundledPackages = (): Readonly<Record<string, ReadonlyArray<string>>> =>
   JSON.parse(readFileSync(join(repositoryRoot, "dist", "bin", "modules.json"), "utf8"))
 
-/** The packages a loaded module's URL brings in: those bundled into a chunk, or the one it lies in. */
-const packagesOfModule = (url: string): ReadonlyArray<string> => {
-  if (url.startsWith(bundleFolder)) return bundledPackages()[url.slice(bundleFolder.length)] ?? []
-  const parts = url.split("/node_modules/")
-  if (parts.length < 2) return []
-  const [first = "", second = ""] = (parts.at(-1) ?? "").split("/")
-  return [first.startsWith("@") ? `${first}/${second}` : first]
-}
-
 /** Runs the compiled CLI with a module hook; answers its exit status and the packages it loaded. */
 const loadedPackages = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) => {
   runs += 1
@@ -45,9 +36,14 @@ const loadedPackages = (args: ReadonlyArray<string>, env: Readonly<Record<string
     },
   )
   const urls = readFileSync(record, "utf8").split("\n")
-  const loaded = urls.flatMap(packagesOfModule)
-  const packages = heavyPackages.filter((name) =>
-    loaded.some((found) => (name.endsWith("/") ? found.startsWith(name) : found === name)),
+  // The packages bundled into the chunks it loaded, and those it loaded from node_modules itself.
+  const bundled = urls.flatMap((url) =>
+    url.startsWith(bundleFolder) ? (bundledPackages()[url.slice(bundleFolder.length)] ?? []) : [],
+  )
+  const packages = heavyPackages.filter(
+    (name) =>
+      bundled.some((found) => (name.endsWith("/") ? found.startsWith(name) : found === name)) ||
+      urls.some((url) => url.includes(`/node_modules/${name}${name.endsWith("/") ? "" : "/"}`)),
   )
   return { status: run.status, stderr: run.stderr, packages, modules: urls.length }
 }
