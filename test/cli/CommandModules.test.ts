@@ -37,8 +37,9 @@ const loadedPackages = (args: ReadonlyArray<string>, env: Readonly<Record<string
   )
   const urls = readFileSync(record, "utf8").split("\n")
   // The packages bundled into the chunks it loaded, and those it loaded from node_modules itself.
+  const chunks = bundledPackages()
   const bundled = urls.flatMap((url) =>
-    url.startsWith(bundleFolder) ? (bundledPackages()[url.slice(bundleFolder.length)] ?? []) : [],
+    url.startsWith(bundleFolder) ? (chunks[url.slice(bundleFolder.length)] ?? []) : [],
   )
   const packages = heavyPackages.filter(
     (name) =>
