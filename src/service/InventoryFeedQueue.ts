@@ -1,12 +1,13 @@
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
-import type { InventoryChange } from "../domain/InventoryChange.ts"
+import { followedBy, type InventoryChange } from "../domain/InventoryChange.ts"
 import { InventoryFeed } from "../pipeline/InventoryFeed.ts"
 
 /**
  * The feed of one leadership term: publishing never waits, and what waits is held one change per UUID
- * (a later change of a GPU replaces an earlier one), so it never outgrows the number of GPUs.
+ * (a later change of a GPU replaces an earlier one, keeping where the reader had it: `followedBy`), so it
+ * never outgrows the number of GPUs.
  */
 export const make: Effect.Effect<InventoryFeed["Service"]> = Effect.gen(function* () {
   // Owned by the feed and changed in place: copying what waits on every publish would cost the
@@ -18,8 +19,9 @@ export const make: Effect.Effect<InventoryFeed["Service"]> = Effect.gen(function
       ? Effect.void
       : Effect.sync(() => {
           for (const change of changes) {
+            const before = waiting.get(change.uuid)
             waiting.delete(change.uuid)
-            waiting.set(change.uuid, change)
+            waiting.set(change.uuid, followedBy(before, change))
           }
         }).pipe(Effect.andThen(Queue.offer(wake, true)))
   /** What waits, taken at once, or `otherwise` when nothing waits. */

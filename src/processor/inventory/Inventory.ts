@@ -8,7 +8,7 @@ import {
   readingHealth,
   sameHealth,
 } from "../../domain/HealthVerdict.ts"
-import { type InventoryChange, remove, upsert } from "../../domain/InventoryChange.ts"
+import { type InventoryChange, remove, upsert, upsertFrom } from "../../domain/InventoryChange.ts"
 import type { InventoryEvent } from "../../domain/InventoryEvent.ts"
 import { type GpuFacts, type KnownGpu, knownGpuEvent, reportedAt, sameFacts } from "../../domain/KnownGpu.ts"
 import type { NodeObservation, PodRef } from "../../domain/NodeObservation.ts"
@@ -341,7 +341,7 @@ const read = (state: Inventory, observation: NodeRead, settings: InventoryRules)
           reportIntervalMs: settings.reportIntervalMs,
         }),
       )
-    if (reportedNow) changes.push(upsert(next))
+    if (reportedNow) changes.push(known === undefined ? upsert(next) : upsertFrom(next, known.node))
     here.set(gpu.uuid, next)
     if (where !== node.name) locations.set(gpu.uuid, node.name)
   }

@@ -6,10 +6,10 @@ import { type LabelledGpu, labelledGpuOf } from "./GpuNodeLabels.ts"
  * The inventory's GPUs by node, as the node labeller follows them from the inventory feed. It keeps the
  * feed's own entry of each GPU, the object the inventory and the fleet view hold too, and takes what
  * labels say of it (UUID, index, serial, chassis) only when a node's labels are worked out: a copy per
- * GPU would cost the mirror about as much again as the maps that find them.
+ * GPU would cost the mirror about as much again as the maps that find them. It keeps no map by UUID
+ * either: a change names the node a GPU left (`from`, a `Remove`'s `node`), and a node holds a handful.
  */
 export class NodeGpuMirror {
-  private readonly gpus = new Map<string, KnownGpu>()
   /** A node's GPUs in the order they came: a node holds a handful, so a list is smaller than a map. */
   private readonly byNode = new Map<string, Array<KnownGpu>>()
 
@@ -17,20 +17,22 @@ export class NodeGpuMirror {
   apply(changes: Iterable<InventoryChange>): ReadonlySet<string> {
     const touched = new Set<string>()
     for (const change of changes) {
-      const held = this.gpus.get(change.uuid)
-      if (held !== undefined) {
-        this.detach(held)
-        touched.add(held.node)
-      }
-      if (change._tag === "Upsert") {
-        const gpu = change.gpu
-        this.gpus.set(gpu.uuid, gpu)
-        // A copy of the exact length: an array pushed or spread to keeps room for 16 more.
-        this.byNode.set(gpu.node, (this.byNode.get(gpu.node) ?? []).concat(gpu))
-        touched.add(gpu.node)
-      } else {
+      if (change._tag === "Remove") {
+        this.detach(change.node, change.uuid)
         touched.add(change.node)
+        continue
       }
+      const gpu = change.gpu
+      if (change.from !== undefined) {
+        this.detach(change.from, gpu.uuid)
+        touched.add(change.from)
+      }
+      const onNode = this.byNode.get(gpu.node)
+      const at = onNode === undefined ? -1 : onNode.findIndex((held) => held.uuid === gpu.uuid)
+      if (onNode !== undefined && at >= 0) onNode[at] = gpu
+      // A copy of the exact length: an array pushed or spread to keeps room for 16 more.
+      else this.byNode.set(gpu.node, (onNode ?? []).concat(gpu))
+      touched.add(gpu.node)
     }
     return touched
   }
@@ -45,12 +47,11 @@ export class NodeGpuMirror {
     return this.byNode.has(node)
   }
 
-  private detach(gpu: KnownGpu): void {
-    this.gpus.delete(gpu.uuid)
-    const onNode = this.byNode.get(gpu.node)
+  private detach(node: string, uuid: string): void {
+    const onNode = this.byNode.get(node)
     if (onNode === undefined) return
-    const at = onNode.findIndex((held) => held.uuid === gpu.uuid)
+    const at = onNode.findIndex((held) => held.uuid === uuid)
     if (at >= 0) onNode.splice(at, 1)
-    if (onNode.length === 0) this.byNode.delete(gpu.node)
+    if (onNode.length === 0) this.byNode.delete(node)
   }
 }
