@@ -290,13 +290,13 @@ export const fleetHandler = (fleet: Fleet["Service"], options: { readonly reques
         const query = parseGpuQuery(params)
         if (isBadParameter(query)) return badParameter(request, response, query)
         const page = findGpus(view, query)
-        return sendJson(request, response, { ...page, items: page.items.map(gpuItem) }, true)
+        return sendJson(request, response, { ...page, items: page.items.map((entry) => gpuItem(view, entry)) }, true)
       }
       if (collection === "gpus" && name !== undefined && segments.length === 2) {
         const entry = view.gpus.get(name)
         if (entry === undefined)
           return sendError(request, response, 404, "not-found", `no GPU with UUID ${name} is known`)
-        return sendJson(request, response, gpuDetail(entry), true)
+        return sendJson(request, response, gpuDetail(view, entry), true)
       }
       if (collection === "gpus" && name !== undefined && sub === "history" && segments.length === 3) {
         return yield* history(request, response, name, params)

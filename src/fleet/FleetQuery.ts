@@ -196,13 +196,13 @@ export const parseHistoryLimit = (params: URLSearchParams, max: number): number 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i
 
 /** The API's item for one GPU. */
-export const gpuItem = (entry: FleetGpu) => {
+export const gpuItem = (view: FleetView, entry: FleetGpu) => {
   const { known, since } = entry
   const { gpu } = known
   return {
     uuid: known.uuid,
     gpu: gpu.serial ?? "",
-    cluster: entry.cluster,
+    cluster: view.clusterOf(entry),
     node: known.node,
     machine: known.machine,
     chassis: chassisOf(known),
@@ -219,10 +219,10 @@ export const gpuItem = (entry: FleetGpu) => {
 }
 
 /** The API's answer for one GPU: its item and the rest of what the inventory knows of it. */
-export const gpuDetail = (entry: FleetGpu) => {
+export const gpuDetail = (view: FleetView, entry: FleetGpu) => {
   const { known } = entry
   return {
-    ...gpuItem(entry),
+    ...gpuItem(view, entry),
     ...(known.cudaVersion === undefined ? {} : { cudaVersion: known.cudaVersion }),
     ...(known.providerId === undefined ? {} : { providerId: known.providerId }),
     source: known.pod.namespace === "" ? known.pod.name : `${known.pod.namespace}/${known.pod.name}`,
@@ -263,7 +263,7 @@ const qCandidates = (view: FleetView, q: string): Set<string> | "all" => {
 type Test = (entry: FleetGpu) => boolean
 
 /** The tests of a query's filters, less the one its candidates were found by. */
-const testsOf = (query: GpuQuery, by: keyof GpuQuery | undefined): ReadonlyArray<Test> => {
+const testsOf = (view: FleetView, query: GpuQuery, by: keyof GpuQuery | undefined): ReadonlyArray<Test> => {
   const tests: Array<Test> = []
   const q = query.q?.toLowerCase()
   if (q !== undefined && by !== "q" && !everyUuid(q)) {
@@ -290,7 +290,7 @@ const testsOf = (query: GpuQuery, by: keyof GpuQuery | undefined): ReadonlyArray
   const model = query.model?.toLowerCase()
   if (model !== undefined) tests.push((entry) => entry.productKey.includes(model))
   const cluster = query.cluster
-  if (cluster !== undefined) tests.push((entry) => entry.cluster === cluster)
+  if (cluster !== undefined) tests.push((entry) => view.clusterOf(entry) === cluster)
   const health = query.health
   if (health !== undefined) tests.push((entry) => health.has(healthOf(entry.known)))
   return tests
@@ -318,7 +318,7 @@ export const findGpus = (view: FleetView, query: GpuQuery): Page<FleetGpu> => {
     // Candidates "all" for a wide prefix leave the prefix to its test.
     by = candidates === "all" && !everyUuid(q) ? undefined : "q"
   }
-  const tests = testsOf(query, by)
+  const tests = testsOf(view, query, by)
   const passes = (entry: FleetGpu): boolean => {
     for (const test of tests) if (!test(entry)) return false
     return true
@@ -407,7 +407,7 @@ export const nodeItem = (view: FleetView, name: string) => {
   const first = uuids === undefined ? undefined : view.gpus.get(uuids[0] ?? "")
   return {
     name,
-    ...(first === undefined ? {} : { cluster: first.cluster }),
+    ...(first === undefined ? {} : { cluster: view.clusterOf(first) }),
     machine,
     gpus: uuids?.length ?? 0,
     health,
@@ -454,7 +454,7 @@ export const nodeDetail = (view: FleetView, name: string) => {
     ...nodeItem(view, name),
     ...(providerId === undefined ? {} : { providerId }),
     ...(reading?.failure === undefined ? {} : { failure: reading.failure }),
-    gpus: gpus.map(gpuItem),
+    gpus: gpus.map((entry) => gpuItem(view, entry)),
   }
 }
 

@@ -24,7 +24,7 @@ const record = (event: InventoryEventKind, cluster: string, node: string, uuid: 
 
 const query = (text: string): GpuQuery => parseGpuQuery(new URLSearchParams(text)) as GpuQuery
 const found = (view: FleetView, text: string) =>
-  findGpus(view, query(text)).items.map((entry) => [entry.known.uuid, entry.cluster, entry.place])
+  findGpus(view, query(text)).items.map((entry) => [entry.known.uuid, view.clusterOf(entry), view.placeOf(entry)])
 
 describe("a hub's FleetView, fed with the hub's records", () => {
   it("keeps one copy of what many GPUs' records repeat: a reading's time, the pod, the node's place", () => {
@@ -98,6 +98,9 @@ describe("a hub's FleetView, fed with the hub's records", () => {
     const view = new FleetView({ eventCapacity: 0, cluster: "prod-east" }, t0)
     view.follow([record("added", "prod-east", "n-1", "GPU-A", 0)])
     expect(found(view, "cluster=prod-east")).toEqual([["GPU-A", "prod-east", "n-1"]])
+    // The view's cluster and the node's name are the view's to say, not kept with each GPU.
+    expect(Object.keys(view.gpus.get("GPU-A") ?? {})).not.toContain("cluster")
+    expect(Object.keys(view.gpus.get("GPU-A") ?? {})).not.toContain("place")
     expect(parseGpuQuery(new URLSearchParams("cluster=a.b"))).toMatchObject({
       _tag: "BadParameter",
       parameter: "cluster",
