@@ -2,6 +2,12 @@
 const settleAtLeast = 4096
 
 /**
+ * And at the most: past it a waiting map is a large object (half a megabyte), and at 232,000 GPUs an
+ * eighth of the five indexes' arrays waiting was 5 MB of maps that a first sync no one reads holds.
+ */
+const settleAtMost = 16_384
+
+/**
  * A sorted array of ids, ordered by their keys then by id, with prefix and exact ranges found by binary
  * search. The keys are not kept: each is read from its owner's data (`keyOf`) when the search needs it, so
  * an index costs a fleet one array slot per id. Changes wait in a map with the key the array holds for each
@@ -27,9 +33,9 @@ export class SortedKeys {
   changing(id: string, before: string | undefined): void {
     // Unchanged since the last settle, the key it had is the one the array holds.
     if (this.changed.has(id)) return
-    // Settled without a read once an eighth of the array waits, so an index no one reads (a hub's, loading
-    // its fleet) does not hold a second map of every id; the ids waiting have their new keys already.
-    if (this.changed.size >= Math.max(settleAtLeast, this.ids.length >>> 3)) this.settle()
+    // Settled without a read once an eighth of the array waits (or `settleAtMost`), so an index no one reads
+    // (a hub's, loading its fleet) does not hold a second map of every id; the ids waiting have their new keys already.
+    if (this.changed.size >= Math.min(settleAtMost, Math.max(settleAtLeast, this.ids.length >>> 3))) this.settle()
     this.changed.set(id, before)
   }
 

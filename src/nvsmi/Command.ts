@@ -66,11 +66,11 @@ export interface CommandRun {
 /**
  * What to do with a finished run: parse stdout in `format`, run again with XML (and remember it for the
  * node), run the CSV query again at once without the health group of a refused field (and remember the
- * `refused` fields for the node), or give up with a typed error. `remember` is the format to keep for the
- * node in `auto` mode.
+ * `refused` fields for the node), or give up with a typed error. A run parsed needs nothing remembered:
+ * its format is the one the node's labels or an earlier fallback chose.
  */
 export type CommandOutcome =
-  | { readonly _tag: "Parse"; readonly format: OutputFormat; readonly remember: OutputFormat | undefined }
+  | { readonly _tag: "Parse"; readonly format: OutputFormat }
   | { readonly _tag: "FallBackToXml"; readonly field: string; readonly remember: "xml" }
   | { readonly _tag: "LeaveOutHealthField"; readonly field: string; readonly refused: ReadonlySet<string> }
   | { readonly _tag: "Fail"; readonly error: NvsmiError }
@@ -98,7 +98,7 @@ export const decideCommandOutcome = (run: CommandRun): CommandOutcome => {
     }
   }
   if (run.exitCode === 0 || outputFormatOf(run.stdoutHead) === format) {
-    return { _tag: "Parse", format, remember: run.mode === "auto" ? format : undefined }
+    return { _tag: "Parse", format }
   }
   const output = run.stderr.trim() === "" ? run.stdoutHead : `${run.stdoutHead}\n${run.stderr}`
   return {

@@ -76,21 +76,15 @@ describe("nvidia-smi argv", () => {
 })
 
 describe("decideCommandOutcome", () => {
-  it("parses a successful run and remembers the format in auto mode only", () => {
-    expect(decideCommandOutcome(run({ stdoutHead: csvRow }))).toStrictEqual({
-      _tag: "Parse",
-      format: "csv",
-      remember: "csv",
-    })
+  it("parses a successful run in the format it asked for, the one remembered in auto mode", () => {
+    expect(decideCommandOutcome(run({ stdoutHead: csvRow }))).toStrictEqual({ _tag: "Parse", format: "csv" })
     expect(decideCommandOutcome(run({ mode: "xml", stdoutHead: "<?xml" }))).toStrictEqual({
       _tag: "Parse",
       format: "xml",
-      remember: undefined,
     })
     expect(decideCommandOutcome(run({ remembered: "xml", stdoutHead: "<?xml" }))).toStrictEqual({
       _tag: "Parse",
       format: "xml",
-      remember: "xml",
     })
   })
 
@@ -152,7 +146,6 @@ describe("decideCommandOutcome", () => {
     expect(decideCommandOutcome(run({ mode: "xml", exitCode: 15, stdoutHead }))).toStrictEqual({
       _tag: "Parse",
       format: "xml",
-      remember: undefined,
     })
     expect(decideCommandOutcome(run({ exitCode: 255, stdoutHead: csvRow }))._tag).toBe("Parse")
   })

@@ -103,6 +103,7 @@ const maxRunsPerReading = healthQueryFields.size + 2
  * node labelled with a branch known to refuse one is asked without it from the first run.
  */
 export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
+  /** Nodes read as XML after the CSV query failed them: the others read as their labels say, kept nowhere. */
   const formats = new Map<string, OutputFormat>()
   const refusedFields = new Map<string, ReadonlySet<string>>()
   const binary = options.binary ?? plainNvidiaSmi
@@ -183,9 +184,6 @@ export const make = (options: NvidiaSmiReaderOptions): NvidiaSmiReader => {
       })
       switch (outcome._tag) {
         case "Parse": {
-          if (outcome.remember !== undefined) {
-            formats.set(node, outcome.remember)
-          }
           const parsed = finished.parse()
           return Result.isSuccess(parsed) ? parsed.success : yield* failureOfNvsmi(parsed.failure)
         }
