@@ -7,6 +7,9 @@ import type { ServiceRunSpan } from "./TruthComparison.ts"
 /** How long a service may take to exit after SIGTERM before it is killed (its own shutdown deadline is shorter). */
 const exitDeadlineMs = 30_000
 
+/** How much of the end of a process's stderr (its last log lines) a failure quotes. */
+const failureLogTailChars = 2_000
+
 export interface ServiceRunsOptions {
   /** Absolute path of the compiled `gpu-serials` CLI. */
   readonly cli: string
@@ -56,7 +59,7 @@ export class ServiceRuns {
     }))
   }
 
-  /** Why a process ended before it was asked to, if one did. */
+  /** Why a process ended before it was asked to, if one did, with the last of what it logged. */
   get failure(): string | undefined {
     return this.unexpectedExit
   }
@@ -71,10 +74,20 @@ export class ServiceRuns {
       stdio: ["ignore", "pipe", "pipe"],
     })
     this.child = child
-    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)))
-    child.once("exit", (code, signal) => {
-      if (this.child === child) this.unexpectedExit ??= `run ${run} exited on its own (${signal ?? code})`
+    let logTail = ""
+    let exitedOnItsOwn = false
+    child.once("exit", () => {
+      exitedOnItsOwn = this.child === child
     })
+    // "close" comes after stderr has ended, so the tail then holds the process's last words.
+    this.exited = new Promise((resolve) =>
+      child.once("close", (code, signal) => {
+        const said = logTail.trim()
+        if (exitedOnItsOwn)
+          this.unexpectedExit ??= `run ${run} exited on its own (${signal ?? code})${said === "" ? "" : `; its last log lines: ${said}`}`
+        resolve(code)
+      }),
+    )
     let pending = ""
     child.stdout?.on("data", (chunk: Buffer) => {
       const arrivedAt = Date.now()
@@ -87,8 +100,10 @@ export class ServiceRuns {
         this.records?.write(`${run} ${line}\n`)
       }
     })
-    if (this.log === undefined) child.stderr?.resume()
-    else child.stderr?.pipe(this.log, { end: false })
+    child.stderr?.on("data", (chunk: Buffer) => {
+      logTail = (logTail + chunk.toString("utf8")).slice(-failureLogTailChars)
+    })
+    if (this.log !== undefined) child.stderr?.pipe(this.log, { end: false })
   }
 
   /** Stops the running process with SIGTERM (its graceful shutdown) and waits until it has exited. */
