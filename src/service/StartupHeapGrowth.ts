@@ -42,8 +42,8 @@ export const defaultStartupHeapGrowthOptions: Omit<StartupHeapGrowthOptions, "st
  * While the service starts, V8 sizes the old generation by itself; once `/readyz` first passes (or after
  * `atMost`, or when the scope closes) the `--heap-growing-percent` the process was started with is back.
  *
- * The image starts Node with `--heap-growing-percent=20`, so the old generation is collected once it is
- * 20% past the live heap: that keeps the RSS of a syncing fleet down. A service that starts has a live heap
+ * The image starts Node with `--heap-growing-percent=15`, so the old generation is collected once it is
+ * 15% past the live heap: that keeps the RSS of a syncing fleet down. A service that starts has a live heap
  * of 25-40 MB, and V8 starts marking as soon as the room left before its limit is less than the young
  * generation: with a fifth of so small a heap that is always, so while the first lists
  * of a large cluster arrive the old generation was marked and compacted about every 100 ms, on the core
