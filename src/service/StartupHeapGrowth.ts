@@ -45,7 +45,7 @@ export const defaultStartupHeapGrowthOptions: Omit<StartupHeapGrowthOptions, "st
  * The image starts Node with `--heap-growing-percent=15`, so the old generation is collected once it is
  * 15% past the live heap: that keeps the RSS of a syncing fleet down. A service that starts has a live heap
  * of 25-40 MB, and V8 starts marking as soon as the room left before its limit is less than the young
- * generation: with a fifth of so small a heap that is always, so while the first lists
+ * generation: with 15% of so small a heap that is always, so while the first lists
  * of a large cluster arrive the old generation was marked and compacted about every 100 ms, on the core
  * the lists need (at 10,000 nodes a third of the CPU before `/readyz`). Nothing changes without the option.
  */
